@@ -1,0 +1,103 @@
+-- The tables of trace-format.md §3. Column names are the contract; extra columns are ours.
+CREATE TABLE IF NOT EXISTS tracelab_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+
+CREATE TABLE IF NOT EXISTS episodes (
+    episode_id     VARCHAR NOT NULL,
+    agent          VARCHAR,
+    agent_version  VARCHAR,
+    model          VARCHAR,
+    case_id        VARCHAR,
+    principal      JSON,
+    input          VARCHAR,
+    output         VARCHAR,
+    termination    VARCHAR,
+    error          VARCHAR,
+    reward         DOUBLE,
+    started_at     TIMESTAMPTZ,
+    ended_at       TIMESTAMPTZ,
+    tags           VARCHAR[],
+    tools_declared BOOLEAN NOT NULL,
+    n_steps        INTEGER NOT NULL,
+    meta           JSON,
+    source_format  VARCHAR,
+    source_uri     VARCHAR,
+    source_line    BIGINT,
+    content_hash   VARCHAR NOT NULL,
+    ingested_at    TIMESTAMPTZ
+);
+
+CREATE TABLE IF NOT EXISTS steps (
+    episode_id  VARCHAR NOT NULL,
+    idx         INTEGER NOT NULL,
+    kind        VARCHAR NOT NULL,
+    name        VARCHAR,
+    call_id     VARCHAR,
+    text        VARCHAR,
+    error       VARCHAR,
+    data        JSON,
+    status      VARCHAR,
+    ts          TIMESTAMPTZ,
+    duration_ms DOUBLE,
+    meta        JSON
+);
+
+CREATE TABLE IF NOT EXISTS tool_calls (
+    episode_id      VARCHAR NOT NULL,
+    call_index      INTEGER NOT NULL,
+    call_step_idx   INTEGER NOT NULL,
+    result_step_idx INTEGER,
+    call_id         VARCHAR,
+    tool_name       VARCHAR,
+    args            JSON,
+    args_text       VARCHAR,
+    result_text     VARCHAR,
+    status          VARCHAR NOT NULL,
+    error           VARCHAR,
+    effect          VARCHAR,
+    duration_ms     DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS tool_definitions (
+    episode_id  VARCHAR NOT NULL,
+    position    INTEGER NOT NULL,
+    name        VARCHAR NOT NULL,
+    description VARCHAR,
+    effect      VARCHAR,
+    parameters  JSON
+);
+
+CREATE TABLE IF NOT EXISTS quarantine (
+    source_uri  VARCHAR NOT NULL,
+    line        BIGINT,
+    reason      VARCHAR NOT NULL,
+    raw         VARCHAR,
+    ingested_at TIMESTAMPTZ
+);
+
+CREATE TABLE IF NOT EXISTS sources (
+    source_uri   VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    format       VARCHAR,
+    episodes     BIGINT,
+    quarantined  BIGINT,
+    ingested_at  TIMESTAMPTZ
+);
+
+CREATE TABLE IF NOT EXISTS check_runs (
+    run_id       VARCHAR NOT NULL,
+    suite        VARCHAR,
+    suite_sha256 VARCHAR,
+    started_at   TIMESTAMPTZ,
+    elapsed_ms   BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS check_results (
+    run_id         VARCHAR NOT NULL,
+    case_id        VARCHAR,
+    assertion_id   VARCHAR,
+    assertion_type VARCHAR,
+    episode_id     VARCHAR,
+    passed         BOOLEAN,
+    exercised      VARCHAR,
+    reason         VARCHAR
+);

@@ -1,0 +1,4 @@
+"""tracelab: offline replay and analytics of recorded LLM-agent traces."""
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,2 @@
+def main():  # placeholder until the CLI lands
+    pass

@@ -1,0 +1,31 @@
+"""One exception hierarchy; the CLI maps each class to an exit code, once.
+
+Messages say what failed, where (file, line, case, key) and how to fix it.
+"""
+from __future__ import annotations
+
+
+class TracelabError(Exception):
+    """Base of every error tracelab reports to a user (never with a traceback)."""
+
+    exit_code = 1
+
+
+class UsageError(TracelabError):
+    """A bad flag, argument or option value (exit 2)."""
+
+    exit_code = 2
+
+
+class SuiteError(UsageError):
+    """An invalid, ineffective or contradictory suite (exit 2)."""
+
+
+class StoreError(TracelabError):
+    """The store cannot be opened, is locked, corrupt, or read-only (exit 3)."""
+
+    exit_code = 3
+
+
+class DataError(StoreError):
+    """Input data that cannot be read at all: a missing path, a truncated archive (exit 3)."""

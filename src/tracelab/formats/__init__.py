@@ -1,0 +1,32 @@
+"""Input formats: the registry, in `tracelab formats` and auto-detection order."""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# Auto-detection tries these in order and picks the first that claims a file
+# (formats.md). Native first: its records are unambiguous.
+FORMAT_MODULES: tuple[str, ...] = (
+    "native",
+    # Message logs, specific before generic: openai-chat claims any `messages` log
+    # without Responses or Anthropic markers, so it stays after both.
+    "openai_responses",
+    "anthropic",
+    "openai_chat",
+)
+
+
+def all_formats() -> list[ModuleType]:
+    """Every adapter module, in registry order."""
+    return [importlib.import_module(f"tracelab.formats.{mod}") for mod in FORMAT_MODULES]
+
+
+def get_format(name: str) -> ModuleType:
+    """The adapter whose `name` is `name` (a format name as users type it)."""
+    from tracelab.errors import UsageError
+
+    for module in all_formats():
+        if module.name == name:
+            return module
+    names = ", ".join(m.name for m in all_formats())
+    raise UsageError(f"unknown format {name!r}; known formats: auto, {names}")

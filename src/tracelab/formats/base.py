@@ -1,0 +1,188 @@
+"""The adapter contract: every input format maps onto native episode dicts.
+
+An adapter is a small pure mapping. It reads one file (through `Source`) and
+yields, in file order, either ``(line, episode)`` where ``episode`` is a dict in
+the native ``tracelab.episode/v1`` shape (trace-format.md §2), or a
+`Quarantined` record. Ingest does everything after that (validation, pairing,
+effects, de-duplication, quarantine rows, atomicity) once, for all formats.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+import orjson
+
+from tracelab.errors import DataError
+
+RAW_LIMIT = 64 * 1024  # quarantine.raw keeps at most 64 KiB
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """A record that cannot be ingested: where it was, why, and what it held."""
+
+    line: int
+    reason: str
+    raw: str | bytes | None = None
+
+
+class BadJSON(ValueError):
+    """A line that is not strict JSON; the message is the quarantine reason."""
+
+
+def parse_json(data: bytes | str) -> Any:
+    """Parse strict JSON (RFC 8259): no NaN, no trailing commas; a repeated key keeps the last value.
+
+    Raises:
+        BadJSON: with a one-line reason fit for the quarantine table.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if isinstance(data, bytes):
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as uexc:
+                raise BadJSON(f"not valid UTF-8 (byte {uexc.start})") from None
+        raise BadJSON(f"invalid JSON: {exc}") from None
+
+
+class Source:
+    """One input file: its decompressed bytes, its lines, its content hash.
+
+    Lines follow trace-format §5: a line ends at LF only, a CR right before it
+    is dropped, a leading BOM is ignored, whitespace-only lines are skipped
+    (but counted for line numbers).
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.uri = str(self.path)
+        self._hash: str | None = None
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the file's bytes as stored (compressed files: of the compressed bytes)."""
+        if self._hash is None:
+            digest = hashlib.sha256()
+            with open(self.path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            self._hash = digest.hexdigest()
+        return self._hash
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    @property
+    def stem_name(self) -> str:
+        """The file name without compression suffix (``a.jsonl.gz`` -> ``a.jsonl``)."""
+        name = self.path.name
+        for suffix in (".gz", ".zst"):
+            if name.endswith(suffix):
+                return name[: -len(suffix)]
+        return name
+
+    def open(self) -> BinaryIO:
+        """The decompressed byte stream."""
+        name = self.path.name
+        if name.endswith(".gz"):
+            return gzip.open(self.path, "rb")  # type: ignore[return-value]
+        if name.endswith(".zst"):
+            import zstandard
+
+            fh = open(self.path, "rb")
+            return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)  # type: ignore[return-value]
+        return open(self.path, "rb")
+
+    def read_all(self) -> bytes:
+        """The whole decompressed content (for formats that are one JSON document)."""
+        with self.open() as fh:
+            data = _read_checked(fh, self.uri)
+        return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+    def lines(self, chunk_size: int = 1 << 22) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(line_number, line_bytes)`` for every non-blank line, 1-based."""
+        number = 0
+        pending = b""
+        first = True
+        with self.open() as fh:
+            while True:
+                block = _read_block(fh, chunk_size, self.uri)
+                if not block:
+                    break
+                if first:
+                    if block.startswith(b"\xef\xbb\xbf"):
+                        block = block[3:]
+                    first = False
+                parts = (pending + block).split(b"\n")
+                pending = parts.pop()
+                for part in parts:
+                    number += 1
+                    if part.endswith(b"\r"):
+                        part = part[:-1]
+                    if part.strip():
+                        yield number, part
+            if pending:
+                number += 1
+                if pending.endswith(b"\r"):
+                    pending = pending[:-1]
+                if pending.strip():
+                    yield number, pending
+
+    def first_record(self) -> Any:
+        """The first non-blank line parsed as JSON, or None when it does not parse."""
+        for _, line in self.lines(chunk_size=1 << 16):
+            try:
+                return parse_json(line)
+            except BadJSON:
+                return None
+        return None
+
+
+def _read_block(fh: BinaryIO, size: int, uri: str) -> bytes:
+    try:
+        return fh.read(size)
+    except (OSError, EOFError, io.UnsupportedOperation, ValueError) as exc:
+        raise DataError(f"{uri}: cannot be read to its end ({exc}); nothing of it was loaded") from None
+    except Exception as exc:  # zstandard raises its own ZstdError
+        if type(exc).__name__ == "ZstdError":
+            raise DataError(
+                f"{uri}: cannot be read to its end ({exc}); nothing of it was loaded"
+            ) from None
+        raise
+
+
+def _read_checked(fh: BinaryIO, uri: str) -> bytes:
+    chunks = []
+    while True:
+        block = _read_block(fh, 1 << 22, uri)
+        if not block:
+            return b"".join(chunks)
+        chunks.append(block)
+
+
+class Adapter(Protocol):
+    """What every format module provides (as module-level names or an object)."""
+
+    name: str
+    """The format name users pass to ``--format`` (e.g. ``openai-chat``)."""
+    summary: str
+    """One line for ``tracelab formats``: what the format is."""
+    maps: str
+    """For ``tracelab formats``: which fields it maps, in a few lines."""
+    unknown: str
+    """For ``tracelab formats``: what this format cannot know (e.g. tool definitions)."""
+
+    def claims(self, source: Source) -> bool:
+        """True when this adapter reads the file (sniff extension / first records)."""
+
+    def episodes(self, source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
+        """Yield ``(line, native_episode_dict)`` or `Quarantined`, in file order."""

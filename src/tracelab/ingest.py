@@ -1,0 +1,395 @@
+"""Files -> adapters -> tables: quarantine, idempotency, atomicity per file.
+
+Adapters turn each file into native episode dicts (formats/base.py). Python
+does per record only what SQL cannot (duckdb-notes §1, §4): strict parsing
+happened in the adapter; here each record gets its canonical hash, its
+unlisted keys moved under ``meta.extra`` and its JSON-string args parsed
+strictly. Everything else — validation, typing, pairing, effects,
+de-duplication — runs as SQL over the whole batch (sql/ingest/).
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import duckdb
+import orjson
+
+from tracelab.errors import DataError, UsageError
+from tracelab.formats import all_formats, get_format
+from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, parse_json
+from tracelab.pairing import pair_steps
+from tracelab.sqlfiles import load_sql
+
+BATCH_RECORDS = 20_000
+BATCH_BYTES = 64 << 20
+
+EPISODE_KEYS = frozenset({
+    "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
+    "output", "termination", "error", "reward", "started_at", "ended_at", "tags", "tools",
+    "steps", "meta",
+})
+_COMMON_STEP_KEYS = {"kind", "ts", "duration_ms", "meta"}
+STEP_KEYS: dict[str, frozenset[str]] = {
+    kind: frozenset(_COMMON_STEP_KEYS | set(keys))
+    for kind, keys in {
+        "system": ["text"], "user": ["text"], "assistant": ["text"], "error": ["text"],
+        "tool_call": ["name", "call_id", "args", "effect"],
+        "tool_result": ["call_id", "name", "text", "result", "status", "is_error", "error"],
+        "confirmation": ["name", "args", "text"],
+        "budget": ["steps_used", "tokens_used"],
+        "retrieval": ["data"],
+        "event": ["name", "data"],
+    }.items()
+}
+
+
+@dataclass
+class FileReport:
+    """What one input file contributed."""
+
+    path: str
+    format: str | None = None
+    added: int = 0
+    skipped: int = 0
+    quarantined: int = 0
+    status: str = "loaded"
+    """loaded | already-ingested | not-a-trace | failed"""
+    message: str | None = None
+
+
+@dataclass
+class IngestReport:
+    """Totals over all inputs, and one `FileReport` per file."""
+
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def added(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def skipped(self) -> int:
+        """Episodes skipped as duplicates, plus those of files already ingested."""
+        return sum(f.skipped for f in self.files)
+
+    @property
+    def quarantined(self) -> int:
+        return sum(f.quarantined for f in self.files)
+
+    @property
+    def failed(self) -> list[FileReport]:
+        return [f for f in self.files if f.status == "failed"]
+
+    def count(self, status: str) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+
+# --- inputs ------------------------------------------------------------------------------
+
+
+def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Files, folders (recursively, in code-point order of relative paths) and globs, in order."""
+    out: list[Path] = []
+    for raw in paths:
+        text = os.fspath(raw)
+        path = Path(text)
+        if path.is_dir():
+            found = [p for p in path.rglob("*") if p.is_file()]
+            found.sort(key=lambda p: p.relative_to(path).as_posix())
+            out.extend(found)
+        elif path.is_file():
+            out.append(path)
+        elif glob.has_magic(text):
+            matches = sorted(glob.glob(text, recursive=True))
+            files = [Path(m) for m in matches if Path(m).is_file()]
+            if not files:
+                raise UsageError(f"{text}: the pattern matches no file")
+            out.extend(files)
+        else:
+            raise UsageError(f"{text}: no such file or folder")
+    return out
+
+
+def detect_format(source: Source, candidates: Iterable[ModuleType] | None = None) -> ModuleType | None:
+    """The first format, in registry order, that claims the file; None when none does."""
+    for module in candidates if candidates is not None else all_formats():
+        if module.claims(source):
+            return module
+    return None
+
+
+# --- per-record preparation ---------------------------------------------------------------
+
+
+def prepare(record: dict[str, Any]) -> tuple[bytes, str]:
+    """The document SQL reads, and the record's content hash (trace-format §5).
+
+    The hash is SHA-256 of the canonical JSON (keys sorted by code point, compact).
+    The document keeps recorded key order; unlisted keys move under ``meta.extra``
+    and JSON-string args are parsed strictly. The input is never mutated.
+    """
+    digest = hashlib.sha256(orjson.dumps(record, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    doc = record
+    if not record.keys() <= EPISODE_KEYS:
+        doc = _with_extra(record, EPISODE_KEYS)
+    steps = doc.get("steps")
+    if isinstance(steps, list):
+        new_steps: list[Any] | None = None
+        for i, step in enumerate(steps):
+            if isinstance(step, dict):
+                fixed = _prepare_step(step)
+                if fixed is not step:
+                    if new_steps is None:
+                        new_steps = list(steps)
+                    new_steps[i] = fixed
+        if new_steps is not None:
+            doc = dict(doc) if doc is record else doc
+            doc["steps"] = new_steps
+    return orjson.dumps(doc), digest
+
+
+def _prepare_step(step: dict[str, Any]) -> dict[str, Any]:
+    allowed = STEP_KEYS.get(step.get("kind"))  # type: ignore[arg-type]
+    out = step
+    if allowed is not None and not step.keys() <= allowed:
+        out = _with_extra(step, allowed)
+    args = out.get("args")
+    if isinstance(args, str) and out.get("kind") in ("tool_call", "confirmation"):
+        out = dict(out) if out is step else out
+        try:
+            out["args"] = parse_json(args)
+            out["_tl_args_text"] = args
+        except BadJSON:
+            out["_tl_args_bad"] = True
+    return out
+
+
+def _with_extra(obj: dict[str, Any], allowed: frozenset[str]) -> dict[str, Any]:
+    """A copy of `obj` with its keys outside `allowed` moved under ``meta.extra``."""
+    meta = obj.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        return obj  # quarantined for its meta anyway; keep the record as it came
+    out = {k: v for k, v in obj.items() if k in allowed}
+    extra = {k: v for k, v in obj.items() if k not in allowed}
+    new_meta = dict(meta or {})
+    old = new_meta.get("extra")
+    new_meta["extra"] = {**old, **extra} if isinstance(old, dict) else extra
+    out["meta"] = new_meta
+    return out
+
+
+def _raw_text(raw: str | bytes | None) -> str | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bytes):
+        raw = raw[:RAW_LIMIT].decode("utf-8", errors="backslashreplace")
+    return raw[:RAW_LIMIT]
+
+
+# --- the SQL side ---------------------------------------------------------------------------
+
+
+def run_script(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> None:
+    """Run every statement of `sql/<name>.sql`, binding the named parameters each one uses."""
+    for statement in load_sql(name).split(";\n"):
+        if not statement.strip() or all(
+            ln.strip().startswith("--") or not ln.strip() for ln in statement.splitlines()
+        ):
+            continue
+        used = {k: v for k, v in (params or {}).items() if f"${k}" in statement}
+        con.execute(statement, used or None)
+
+
+class _FileLoader:
+    """Loads one file inside the caller's transaction, batch by batch."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, source: Source, fmt: str,
+                 replace: bool, ingested_at: datetime) -> None:
+        self.con = con
+        self.source = source
+        self.params = {"source_format": fmt, "source_uri": source.uri,
+                       "ingested_at": ingested_at, "replace": replace}
+        self.report = FileReport(source.uri, fmt)
+
+    def load(self, items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> FileReport:
+        lines: list[int] = []
+        docs: list[bytes] = []
+        hashes: list[str] = []
+        originals: dict[int, dict[str, Any]] = {}
+        quarantine: list[tuple[int, str, str | None]] = []
+        size = 0
+        for item in items:
+            if isinstance(item, Quarantined):
+                quarantine.append((item.line, item.reason, _raw_text(item.raw)))
+                continue
+            line, record = item
+            try:
+                doc, digest = prepare(record)
+            except (TypeError, orjson.JSONEncodeError) as exc:
+                quarantine.append((line, f"cannot be serialised: {exc}", None))
+                continue
+            lines.append(line)
+            docs.append(doc)
+            hashes.append(digest)
+            originals[line] = record
+            size += len(doc)
+            if len(lines) >= BATCH_RECORDS or size >= BATCH_BYTES:
+                self._flush(lines, docs, hashes, originals, quarantine)
+                lines, docs, hashes, originals, quarantine, size = [], [], [], {}, [], 0
+        self._flush(lines, docs, hashes, originals, quarantine)
+        return self.report
+
+    def _flush(self, lines: list[int], docs: list[bytes], hashes: list[str],
+               originals: dict[int, dict[str, Any]], quarantine: list[tuple[int, str, str | None]]) -> None:
+        if lines:
+            import pyarrow as pa
+
+            batch = pa.table({
+                "line": pa.array(lines, pa.int64()),
+                "doc": pa.array(docs, pa.string()),
+                "hash": pa.array(hashes, pa.string()),
+            })
+            self.con.register("stage_raw", batch)
+            quarantine.extend(self._load_batch(originals))
+            self.con.unregister("stage_raw")
+        if quarantine:
+            self.con.executemany(
+                "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?)",
+                [(self.source.uri, ln, reason, raw, self.params["ingested_at"])
+                 for ln, reason, raw in quarantine],
+            )
+            self.report.quarantined += len(quarantine)
+
+    def _load_batch(self, originals: dict[int, dict[str, Any]]) -> list[tuple[int, str, str | None]]:
+        con = self.con
+        run_script(con, "ingest/stage")
+        run_script(con, "ingest/reasons")
+        rejected = [(ln, reason, _dump_raw(originals[ln]))
+                    for ln, reason in con.execute("SELECT line, reason FROM stage_bad").fetchall()]
+        run_script(con, "ingest/decide", self.params)
+        decisions = con.execute(
+            "SELECT line, eid, action, first_line FROM stage_decide WHERE action <> 'add' ORDER BY line"
+        ).fetchall()
+        for line, eid, action, first_line in decisions:
+            if action == "skip":
+                self.report.skipped += 1
+            elif action == "conflict":
+                rejected.append((line, f"episode_id {eid!r} is already stored with different content "
+                                 "(use --replace to replace it)", _dump_raw(originals[line])))
+            elif action == "conflict_file":
+                rejected.append((line, f"episode_id {eid!r} appears earlier in this file "
+                                 f"(line {first_line}) with different content",
+                                 _dump_raw(originals[line])))
+        if any(action == "replace" for *_, action, _ in decisions):
+            run_script(con, "ingest/replace")
+        run_script(con, "ingest/pairs")
+        self._pair_sequentially()
+        run_script(con, "ingest/insert", self.params)
+        self.report.added += con.execute("SELECT count(*) FROM stage_keep").fetchall()[0][0]
+        return rejected
+
+    def _pair_sequentially(self) -> None:
+        rows = self.con.execute(
+            "SELECT line, idx, kind, name, call_id FROM stage_cr "
+            "WHERE line IN (SELECT line FROM stage_pair_slow) ORDER BY line, idx"
+        ).fetchall()
+        if not rows:
+            return
+        pairs: list[tuple[int, int, int]] = []
+        start = 0
+        while start < len(rows):
+            end = start
+            while end < len(rows) and rows[end][0] == rows[start][0]:
+                end += 1
+            line = rows[start][0]
+            steps = [(idx, kind, name, call_id) for _, idx, kind, name, call_id in rows[start:end]]
+            pairs.extend((line, c, r) for c, r in pair_steps(steps))
+            start = end
+        if pairs:
+            self.con.executemany("INSERT INTO stage_pairs VALUES (?, ?, ?)", pairs)
+
+
+def _dump_raw(record: dict[str, Any]) -> str:
+    return _raw_text(orjson.dumps(record)) or ""
+
+
+def ingest_paths(
+    con: duckdb.DuckDBPyConnection,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    format: str = "auto",
+    replace: bool = False,
+    progress: Callable[[FileReport, int], None] | None = None,
+) -> IngestReport:
+    """Ingest files, folders and globs into the store behind `con`, one transaction per file.
+
+    Args:
+        con: a read-write connection to a bootstrapped store.
+        paths: files, folders (read recursively) and glob patterns.
+        format: ``auto`` or a format name (`tracelab formats`).
+        replace: replace stored episodes whose content differs, instead of quarantining.
+        progress: called after each file with its report and its size in bytes.
+
+    Returns:
+        The per-file reports. A file that cannot be read to its end is rolled back
+        and reported with status ``failed``; the other files still load.
+    """
+    files = expand_paths(paths)
+    forced = None if format == "auto" else get_format(format)
+    candidates = all_formats()
+    run_script(con, "ingest/macros")
+    report = IngestReport()
+    for path in files:
+        source = Source(path)
+        file_report = _ingest_one(con, source, forced, candidates, replace)
+        report.files.append(file_report)
+        if progress is not None:
+            progress(file_report, source.size)
+    return report
+
+
+def _ingest_one(con: duckdb.DuckDBPyConnection, source: Source, forced: ModuleType | None,
+                candidates: list[ModuleType], replace: bool) -> FileReport:
+    try:
+        known = con.execute(
+            "SELECT format, episodes FROM sources WHERE content_hash = ? LIMIT 1",
+            [source.content_hash],
+        ).fetchall()
+        if known:
+            return FileReport(source.uri, known[0][0], skipped=known[0][1],
+                              status="already-ingested")
+        module = forced or detect_format(source, candidates)
+    except DataError as exc:
+        return FileReport(source.uri, status="failed", message=str(exc))
+    except OSError as exc:
+        return FileReport(source.uri, status="failed", message=f"{source.uri}: {exc.strerror or exc}")
+    if module is None:
+        tried = ", ".join(m.name for m in candidates)
+        return FileReport(source.uri, status="not-a-trace",
+                          message=f"{source.uri}: no format claims this file (tried {tried})")
+    ingested_at = datetime.now(timezone.utc)
+    con.begin()
+    try:
+        loader = _FileLoader(con, source, module.name, replace, ingested_at)
+        file_report = loader.load(module.episodes(source))
+        con.execute(
+            "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)",
+            [source.uri, source.content_hash, module.name, file_report.added,
+             file_report.quarantined, ingested_at],
+        )
+        con.commit()
+        return file_report
+    except DataError as exc:
+        con.rollback()
+        return FileReport(source.uri, module.name, status="failed", message=str(exc))
+    except BaseException:
+        con.rollback()
+        raise

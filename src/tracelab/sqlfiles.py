@@ -1,0 +1,25 @@
+"""SQL lives in `sql/`, one file per purpose, loaded by name.
+
+Installed wheels carry it as `tracelab/sql`; a source checkout has it at the top level.
+"""
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+
+@cache
+def sql_dir() -> Path:
+    """The folder holding the SQL files (bundled copy first, then the checkout's)."""
+    for candidate in (_HERE / "sql", _HERE.parent.parent / "sql"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("tracelab's sql/ folder is missing from this installation")
+
+
+@cache
+def load_sql(name: str) -> str:
+    """The text of `sql/<name>.sql`, e.g. ``load_sql("views/transcript")``."""
+    return (sql_dir() / f"{name}.sql").read_text(encoding="utf-8")

@@ -1,0 +1,211 @@
+"""Opening a store: a DuckDB file (read-write or read-only) or a Parquet folder (read-only).
+
+Schema bootstrap and the mapping of DuckDB's open errors to `StoreError` live here, once.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from tracelab.errors import StoreError, UsageError
+from tracelab.sqlfiles import load_sql, sql_dir
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from tracelab.ingest import FileReport, IngestReport
+
+SCHEMA_VERSION = "1"
+DEFAULT_STORE = "tracelab.duckdb"
+TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources")
+PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
+VIEWS = ("executed_writes", "transcript", "tool_availability")
+
+
+def default_store_path() -> str:
+    """`TRACELAB_STORE`, else ``./tracelab.duckdb``."""
+    return os.environ.get("TRACELAB_STORE") or DEFAULT_STORE
+
+
+class Store:
+    """An open store. Use `open_store` to get one; close it (or use ``with``) when done."""
+
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, *, read_only: bool,
+                 parquet: bool) -> None:
+        self.path = path
+        self.con = con
+        self.read_only = read_only
+        self.parquet = parquet
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.con.close()
+
+    def ingest(self, paths: Sequence[str | os.PathLike[str]], format: str = "auto", *,
+               replace: bool = False,
+               progress: Callable[[FileReport, int], None] | None = None) -> IngestReport:
+        """Load trace files, folders or globs (see `tracelab.ingest.ingest_paths`)."""
+        from tracelab.ingest import ingest_paths
+
+        if self.read_only:
+            kind = "a Parquet store" if self.parquet else "a store opened read-only"
+            raise StoreError(f"{self.path}: {kind} is read-only; ingest into a DuckDB file store")
+        return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress)
+
+    def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pl.DataFrame:
+        """Run one query with bound parameters; the result as a Polars DataFrame."""
+        try:
+            return self.con.sql(query, params=params).pl()
+        except duckdb.Error as exc:
+            raise UsageError(f"SQL error: {_first_line(exc)}") from None
+
+    def export(self, folder: str | os.PathLike[str]) -> dict[str, int]:
+        """Write the store as a Parquet dataset (Hive-partitioned by `ep_bucket`); rows per table."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        counts: dict[str, int] = {}
+        for table in TABLES:
+            target = str(out / table)
+            counts[table] = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+            if table in PARTITIONED:
+                self.con.execute(
+                    f"COPY (SELECT *, (hash(episode_id) % 16)::INTEGER AS ep_bucket FROM {table}) "
+                    f"TO '{_sql_path(target)}' (FORMAT parquet, PARTITION_BY (ep_bucket), "
+                    "OVERWRITE_OR_IGNORE true)"
+                )
+            else:
+                Path(target).mkdir(exist_ok=True)
+                self.con.execute(
+                    f"COPY {table} TO '{_sql_path(target + '/data.parquet')}' (FORMAT parquet)"
+                )
+        return counts
+
+
+def _sql_path(path: str) -> str:
+    # COPY takes no bound parameter for its target; a path is the only text we put in SQL,
+    # and it is ours (the user's folder), quoted as a string literal.
+    return path.replace("'", "''")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
+               create: bool = True) -> Store:
+    """Open (or create) a store.
+
+    Args:
+        path: a DuckDB file, or a folder holding a Parquet dataset (opened read-only).
+            Defaults to `TRACELAB_STORE`, else ``./tracelab.duckdb``.
+        read_only: open a DuckDB file without write access (other readers may share it).
+        create: create the file when missing (otherwise a missing store is an error).
+
+    Raises:
+        StoreError: missing, locked, corrupt, or written by an unknown schema version.
+    """
+    target = Path(os.fspath(path) if path is not None else default_store_path())
+    if target.is_dir():
+        return _open_parquet(target)
+    if not target.exists() and (read_only or not create):
+        raise StoreError(f"no store at {target}; run `tracelab ingest` first")
+    try:
+        con = duckdb.connect(str(target), read_only=read_only)
+    except duckdb.Error as exc:
+        raise _open_error(target, exc) from None
+    try:
+        if not read_only:
+            _bootstrap(con, target)
+        _check_version(con, target)
+    except BaseException:
+        con.close()
+        raise
+    return Store(target, con, read_only=read_only, parquet=False)
+
+
+def _open_error(target: Path, exc: duckdb.Error) -> StoreError:
+    text = str(exc)
+    if "lock" in text.lower():
+        holder = re.search(r"PID (\d+)", text)
+        who = f"process {holder.group(1)}" if holder else "another process"
+        return StoreError(f"{target} is locked by {who} (another tracelab is writing to it); "
+                          "wait for it to finish and try again")
+    return StoreError(f"{target} cannot be opened as a tracelab store: {_first_line(exc)}")
+
+
+def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
+    try:
+        version = _stored_version(con)
+        if version is None:
+            con.execute(load_sql("schema/tables"))
+            con.execute("INSERT OR IGNORE INTO tracelab_meta VALUES ('schema_version', ?)",
+                        [SCHEMA_VERSION])
+            _create_views(con)
+    except duckdb.Error as exc:
+        raise StoreError(f"{target} cannot be initialised: {_first_line(exc)}") from None
+
+
+def _create_views(con: duckdb.DuckDBPyConnection) -> None:
+    for name in VIEWS:
+        for statement in load_sql(f"views/{name}").split(";\n"):
+            if statement.strip():
+                con.execute(statement)
+
+
+def _stored_version(con: duckdb.DuckDBPyConnection) -> str | None:
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tracelab_meta' AND NOT temporary"
+    ).fetchall()[0][0]
+    if not exists:
+        return None
+    rows = con.execute("SELECT value FROM tracelab_meta WHERE key = 'schema_version'").fetchall()
+    return rows[0][0] if rows else None
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, target: Path) -> None:
+    try:
+        version = _stored_version(con)
+    except duckdb.Error as exc:
+        raise StoreError(f"{target} cannot be read: {_first_line(exc)}") from None
+    if version is None:
+        raise StoreError(f"{target} is a DuckDB file but not a tracelab store (no schema version)")
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            f"{target} has schema version {version}; this tracelab reads version {SCHEMA_VERSION}. "
+            "Re-ingest the traces into a new store with this version"
+        )
+
+
+def _open_parquet(folder: Path) -> Store:
+    missing = [t for t in TABLES if not (folder / t).is_dir()]
+    if missing:
+        raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
+    con = duckdb.connect(":memory:")
+    try:
+        for table in TABLES:
+            pattern = _sql_path(str(folder / table / "**" / "*.parquet"))
+            hive = "true" if table in PARTITIONED else "false"
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM "
+                        f"read_parquet('{pattern}', hive_partitioning={hive}, union_by_name=true)")
+        con.execute("CREATE TABLE tracelab_meta (key VARCHAR, value VARCHAR)")
+        con.execute("INSERT INTO tracelab_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+        _create_views(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"{folder} cannot be read as a Parquet store: {_first_line(exc)}") from None
+    return Store(folder, con, read_only=True, parquet=True)
+
+
+__all__ = ["Store", "open_store", "default_store_path", "SCHEMA_VERSION", "sql_dir"]

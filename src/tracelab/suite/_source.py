@@ -1,0 +1,184 @@
+"""Reading a suite file: bytes, hash, and a tree that remembers where each value was.
+
+YAML is read with a loader that refuses a repeated mapping key and records the
+line of every key and list item (suite.md §7); `.json` files are read as strict
+JSON (no line numbers, a repeated key refused too). Mappings come back as `Map`
+and YAML sequences as `Seq`, plain `dict`/`list` subclasses that carry lines and
+the source text of scalars, so messages can say "line 12" and "written NO".
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tracelab.errors import SuiteError
+
+
+class Map(dict):
+    """A mapping read from a suite file, with the 1-based line of each key."""
+
+    def __init__(self, *args: Any, line: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.line = line
+        self.lines: dict[Any, int] = {}
+        self.raw: dict[Any, str] = {}
+        """Source text of scalar values, by key (YAML only)."""
+
+
+class Seq(list):
+    """A YAML sequence, with the 1-based line and source text of each item."""
+
+    def __init__(self, *args: Any, line: int | None = None) -> None:
+        super().__init__(*args)
+        self.line = line
+        self.lines: list[int | None] = []
+        self.raw: list[str | None] = []
+
+
+def line_of(container: Any, key: Any = None) -> int | None:
+    """The line of `container[key]` (or of the container itself), when it is known."""
+    if key is None:
+        return getattr(container, "line", None)
+    if isinstance(container, Map):
+        return container.lines.get(key, container.line)
+    if isinstance(container, Seq) and isinstance(key, int) and key < len(container.lines):
+        return container.lines[key]
+    return getattr(container, "line", None)
+
+
+def raw_of(container: Any, key: Any) -> str | None:
+    """The source text of the scalar at `container[key]` (YAML only)."""
+    if isinstance(container, Map):
+        return container.raw.get(key)
+    if isinstance(container, Seq) and isinstance(key, int) and key < len(container.raw):
+        return container.raw[key]
+    return None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int | None, first: int | None) -> None:
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader that refuses repeated keys and records lines (no custom tags, no objects)."""
+
+
+def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Map:
+    result = Map(line=node.start_mark.line + 1)
+    own = [(k, v) for k, v in node.value if k.tag != "tag:yaml.org,2002:merge"]
+    seen: dict[Any, int] = {}
+    for key_node, _ in own:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key such as a list
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a string", key_node.start_mark
+            ) from None
+        if first is not None:
+            raise _DuplicateKey(key, line, first)
+        seen[key] = line
+    loader.flatten_mapping(node)  # `<<` merges first, then the node's own keys override
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.lines[key] = key_node.start_mark.line + 1
+        if isinstance(value_node, yaml.ScalarNode):
+            result.raw[key] = value_node.value
+    return result
+
+
+def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Seq:
+    result = Seq(line=node.start_mark.line + 1)
+    for item in node.value:
+        result.append(loader.construct_object(item, deep=True))
+        result.lines.append(item.start_mark.line + 1)
+        result.raw.append(item.value if isinstance(item, yaml.ScalarNode) else None)
+    return result
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed suite (or referenced) file."""
+
+    path: Path
+    """The path as the user gave it (messages show it unchanged)."""
+    data: Any
+    sha256: str
+    is_json: bool
+
+
+def read_document(path: Path, shown: str | None = None) -> Document:
+    """Read and parse a YAML or JSON file, refusing repeated keys.
+
+    Raises:
+        SuiteError: the file cannot be read or parsed; the message names file and line.
+    """
+    shown = shown or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SuiteError(f"{shown}: cannot read suite file: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"{shown}: not valid UTF-8 (byte {exc.start})") from None
+    is_json = path.suffix.lower() == ".json"
+    data = _parse_json(text, shown) if is_json else _parse_yaml(text, shown)
+    return Document(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest(), is_json=is_json)
+
+
+def _parse_yaml(text: str, shown: str) -> Any:
+    loader = _LineLoader(text)
+    try:
+        return loader.get_single_data()
+    except _DuplicateKey as dup:
+        raise SuiteError(
+            f"{shown}:{dup.line}: key {dup.key!r} repeats the key of line {dup.first}; "
+            "a mapping key may appear once"
+        ) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{shown}:{mark.line + 1}" if mark else shown
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise SuiteError(f"{where}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise SuiteError(f"{shown}: invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> Map:
+    result = Map()
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key, None, None)
+        result[key] = value
+    return result
+
+
+def _parse_json(text: str, shown: str) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_json_object, parse_constant=_refuse_constant)
+    except _DuplicateKey as dup:
+        raise SuiteError(f"{shown}: key {dup.key!r} appears twice in one object") from None
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{shown}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except ValueError as exc:
+        raise SuiteError(f"{shown}: invalid JSON: {exc}") from None
