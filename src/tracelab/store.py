@@ -78,7 +78,14 @@ class Store:
         for table in TABLES:
             target = str(out / table)
             counts[table] = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-            if table in PARTITIONED:
+            if table in PARTITIONED and counts[table] == 0:
+                # no rows, no partitions: still write the schema, so readers see the columns
+                (out / table / "ep_bucket=0").mkdir(parents=True, exist_ok=True)
+                self.con.execute(
+                    f"COPY (SELECT * FROM {table} LIMIT 0) "
+                    f"TO '{_sql_path(target + '/ep_bucket=0/data_0.parquet')}' (FORMAT parquet)"
+                )
+            elif table in PARTITIONED:
                 self.con.execute(
                     f"COPY (SELECT *, (hash(episode_id) % 16)::INTEGER AS ep_bucket FROM {table}) "
                     f"TO '{_sql_path(target)}' (FORMAT parquet, PARTITION_BY (ep_bucket), "
@@ -192,17 +199,21 @@ def _open_parquet(folder: Path) -> Store:
     missing = [t for t in TABLES if not (folder / t).is_dir()]
     if missing:
         raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
+    import pyarrow.dataset as ds
+
     con = duckdb.connect(":memory:")
     try:
         for table in TABLES:
-            pattern = _sql_path(str(folder / table / "**" / "*.parquet"))
-            hive = "true" if table in PARTITIONED else "false"
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM "
-                        f"read_parquet('{pattern}', hive_partitioning={hive}, union_by_name=true)")
+            partitioning = "hive" if table in PARTITIONED else None
+            con.register(f"_pq_{table}", ds.dataset(folder / table, format="parquet",
+                                                   partitioning=partitioning))
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM _pq_{table}")
         con.execute("CREATE TABLE tracelab_meta (key VARCHAR, value VARCHAR)")
         con.execute("INSERT INTO tracelab_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         _create_views(con)
-    except duckdb.Error as exc:
+        # The data is read through Arrow: SQL run on this store needs no file access at all.
+        con.execute("SET enable_external_access = false")
+    except (duckdb.Error, OSError, ValueError) as exc:
         con.close()
         raise StoreError(f"{folder} cannot be read as a Parquet store: {_first_line(exc)}") from None
     return Store(folder, con, read_only=True, parquet=True)

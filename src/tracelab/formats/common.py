@@ -161,6 +161,20 @@ def episode_fields(record: Record, source: Source, line: int, consumed: Iterable
     return fields
 
 
+def label_fields(*holders: Record) -> Record:
+    """Each of `LABEL_KEYS` from the first of `holders` where it is non-null.
+
+    For formats whose labels live in an object of their own (Assay's `meta`,
+    ATIF's `extra`) rather than at the top level or under `metadata`.
+    """
+    fields: Record = {}
+    for key in LABEL_KEYS:
+        value = next((h[key] for h in holders if h.get(key) is not None), None)
+        if value is not None:
+            fields[key] = value
+    return fields
+
+
 def build_episode(fields: Record, steps: list[Step], tools: list[Record] | None) -> Record:
     """The native episode: `fields`, `steps`, `tools` (omitted when None), `input`, `output`.
 

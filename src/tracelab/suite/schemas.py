@@ -32,7 +32,11 @@ def schema_validator(schema: Any) -> jsonschema_rs.Validator:
     """
     if not isinstance(schema, (dict, bool)):
         raise SchemaRefused("a JSON Schema must be an object or a boolean")
-    return _compiled(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
+    try:
+        text = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:
+        raise SchemaRefused(f"not JSON: {exc}") from None
+    return _compiled(text)
 
 
 @lru_cache(maxsize=1024)
@@ -41,9 +45,7 @@ def _compiled(text: bytes) -> jsonschema_rs.Validator:
         return jsonschema_rs.Draft202012Validator(
             orjson.loads(text), validate_formats=False, retriever=_refuse_retrieval
         )
-    except jsonschema_rs.ValidationError as exc:
-        raise SchemaRefused(_first_line(str(exc))) from None
-    except (ValueError, TypeError) as exc:
+    except (jsonschema_rs.ValidationError, ValueError, TypeError) as exc:
         raise SchemaRefused(_first_line(str(exc))) from None
 
 

@@ -1,0 +1,33 @@
+"""`tracelab generate` and `tracelab formats`."""
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--episodes", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="How many episodes to write.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True,
+              help="Random seed: the same seed writes the same file.")
+def generate(out: str, episodes: int, seed: int) -> None:
+    """Write a realistic synthetic corpus in the native format (.jsonl, .jsonl.gz or .jsonl.zst)."""
+    from tracelab.generate import generate as write_corpus
+
+    stats = write_corpus(out, episodes, seed)
+    click.echo(f"wrote {stats.episodes:,} episodes ({stats.steps:,} steps, {stats.bytes:,} bytes) to {out}")
+
+
+@click.command()
+def formats() -> None:
+    """List the input formats, what each maps, and what it cannot know."""
+    from tracelab.formats import all_formats
+
+    for module in all_formats():
+        click.secho(module.name, bold=True)
+        click.echo(f"  {module.summary}")
+        click.echo(f"  maps: {module.maps}")
+        click.echo(f"  cannot know: {module.unknown}")
+
+
+COMMANDS = [generate, formats]

@@ -1,0 +1,71 @@
+"""`tracelab ingest`."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tracelab.cli.options import store_option
+from tracelab.errors import DataError, UsageError
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", default="auto", show_default=True,
+              help="Input format name (see `tracelab formats`), or auto to detect per file.")
+@click.option("--replace", is_flag=True,
+              help="Replace stored episodes whose content differs instead of quarantining the new one.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines.")
+@store_option
+def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, store_path: str | None) -> None:
+    """Load trace files, folders (recursively) or globs into the store.
+
+    Prints episodes added, skipped (already ingested) and quarantined. Bad records
+    go to the `quarantine` table; the valid records of the same file still load.
+    """
+    from tracelab.ingest import expand_paths
+    from tracelab.store import open_store
+
+    files = expand_paths(paths)
+    if not files:
+        raise UsageError(f"no files found in {', '.join(paths)}")
+    with open_store(store_path) as store:
+        report = _run_with_progress(store, list(paths), fmt, replace, quiet, sum(f.stat().st_size for f in files))
+        _print_report(report, quiet)
+    if report.failed:
+        raise DataError(f"{len(report.failed)} file(s) could not be read to the end and loaded nothing")
+    if report.count("not-a-trace") == len(report.files):
+        raise UsageError(f"no trace files found in {', '.join(paths)}: no format claims any of them")
+
+
+def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type: ignore[no-untyped-def]
+    if quiet or not sys.stderr.isatty():
+        return store.ingest(paths, fmt, replace=replace)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("ingest", total=total_bytes)
+        return store.ingest(paths, fmt, replace=replace,
+                            progress=lambda _report, size: bar.advance(task, size))
+
+
+def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]
+    for f in report.files:
+        if f.status in ("failed", "not-a-trace"):
+            label = "failed" if f.status == "failed" else "skipped"
+            click.secho(f"{label}: {f.message}", fg="red" if f.status == "failed" else "yellow", err=True)
+        elif not quiet and f.status == "already-ingested":
+            click.echo(f"already ingested: {f.path}", err=True)
+    files = len(report.files)
+    click.echo(
+        f"{report.added} episodes added, {report.skipped} skipped (already ingested), "
+        f"{report.quarantined} quarantined — {files} file{'s' if files != 1 else ''}"
+        f" ({report.count('already-ingested')} already ingested, {report.count('not-a-trace')} not traces,"
+        f" {report.count('failed')} failed)"
+    )
+    if report.quarantined and not quiet:
+        click.echo('see them: tracelab sql "SELECT source_uri, line, reason FROM quarantine"', err=True)
+
+
+COMMANDS = [ingest]
