@@ -96,7 +96,9 @@ def _plan(text: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(turn.split("+")) for turn in text.split())
 
 
-def _principals(org: str, roles: Sequence[str], people: Sequence[str]) -> tuple[dict[str, str], ...]:
+def _principals(
+    org: str, roles: Sequence[str], people: Sequence[str]
+) -> tuple[dict[str, str], ...]:
     return tuple(
         {
             "user_id": f"{org[:2]}-{100 + i}",
@@ -204,7 +206,8 @@ _BANK_TOOLS = (
          lambda r: {"account": _acct(r), "page": 1 + int(r() * 3)},
          ([{"id": "tx-5520", "merchant": "Café Lumière", "amount": -4.8},
            {"id": "tx-5521", "merchant": "Café Lumière", "amount": -4.8}],
-          "20 transactions (Oct 2026)", [{"id": "tx-7710", "merchant": "StreamFlix", "amount": -19.99}]),
+          "20 transactions (Oct 2026)",
+          [{"id": "tx-7710", "merchant": "StreamFlix", "amount": -19.99}]),
          ("statement service unavailable (503)",),
          ("account not owned by the caller",)),
     Tool("transfer_money", "write", "write", "Move money between accounts.",
@@ -216,7 +219,8 @@ _BANK_TOOLS = (
          ("daily limit exceeded", "source account is not owned by the caller")),
     Tool("issue_refund", "write", "write", "Refund a card transaction.",
          _schema(["transaction_id"], transaction_id="string", amount="number"),
-         lambda r: {"transaction_id": f"tx-{1000 + int(r() * 9000)}", "amount": round(r() * 120, 2)},
+         lambda r: {"transaction_id": f"tx-{1000 + int(r() * 9000)}",
+                    "amount": round(r() * 120, 2)},
          ({"refund_id": "rf-301", "state": "pending"},),
          ("payment provider error 502", "transaction already refunded"),
          ("refunds above 100 EUR need a human agent",)),
@@ -271,13 +275,13 @@ _SUPPORT_TOOLS = (
 _SUPPORT_KB = (
     ("kb-12", "Refunds are processed within 14 days of the return arriving.", "kb-31"),
     ("kb-31", "Refunds are processed within 5 business days of the return arriving.", None),
-    ("kb-07", "Returns: print the label from your order page and drop the parcel at a partner shop.",
+    ("kb-07", "Returns: print the label from your order page, drop the parcel at a partner shop.",
      None),
-    ("kb-19", "İade: etiketi sipariş sayfanızdan yazdırın ve paketi bir iş ortağı mağazasına bırakın.",
+    ("kb-19", "İade: etiketi sipariş sayfanızdan yazdırın, paketi bir ortak mağazaya bırakın.",
      None),
     ("kb-22", "To change your e-mail, open Settings > Account and verify the new address.", None),
     ("kb-05", "Damaged parcels: send a photo within 48 h; we ship a replacement.", "kb-23"),
-    ("kb-23", "Damaged parcels: send a photo within 7 days; we ship a replacement or refund.", None),
+    ("kb-23", "Damaged parcels: send a photo within 7 days; we replace or refund.", None),
 )
 
 # ------------------------------------------------------------------ ops
@@ -300,8 +304,8 @@ _OPS_TOOLS = (
          ("secrets are hidden from this role",)),
     Tool("run_query", "read", None, "Read-only SQL against the metrics warehouse.",
          _schema(["sql"], sql="string"),
-         lambda r: {"sql": pick(r, ("SELECT count(*) FROM errors WHERE ts > now() - INTERVAL 1 HOUR",
-                                    "SELECT p95(latency_ms) FROM requests GROUP BY route"))},
+         lambda r: {"sql": pick(r, ("SELECT count(*) FROM errors WHERE ts > now() - INTERVAL 1 H",
+                                    "SELECT route, p95(latency_ms) FROM requests GROUP BY 1"))},
          ({"rows": [[412]]}, {"rows": [["/checkout", 840], ["/login", 95]]}),
          ("query exceeded 30 s",),
          ("warehouse access needs the analyst role",)),
@@ -374,7 +378,8 @@ DOMAINS: dict[str, Domain] = {
                False, "You are NordBank's assistant. Act only on the caller's own accounts.",
                _BANK_TOOLS,
                _principals("nordbank", ("customer",),
-                           ("alice.moreau", "ben.adeyemi", "oguz.demir", "lan.nguyen", "zoe.laurent")),
+                           ("alice.moreau", "ben.adeyemi", "oguz.demir", "lan.nguyen",
+                            "zoe.laurent")),
                ("Let me look at your account.", "One moment.", "Checking your transactions.")),
         Domain("support", "support-bot", ("2.9.0", "3.1.4", "3.2.0"),
                ("empty", "anthropic", "anthropic"),
@@ -449,7 +454,8 @@ CASES: tuple[Case, ...] = (
           "lookup_customer get_balance", ["I can only share balances of your own accounts."],
           deny_read=0.7),
     # support
-    _case("kb-search", "support", ["How long do refunds take?", "İade ne kadar sürer?"], "search_kb",
+    _case("kb-search", "support", ["How long do refunds take?", "İade ne kadar sürer?"],
+          "search_kb",
           ["Refunds take up to 5 business days after your return arrives."], retrieval=True),
     _case("order-status", "support", ["Where is my order?"], "get_order",
           ["Your order is out for delivery today."]),
@@ -464,7 +470,8 @@ CASES: tuple[Case, ...] = (
     _case("refund-policy", "support", ["Can I return a damaged item after a week?"], "search_kb",
           ["Yes: report damage within 7 days with a photo."], retrieval=True),
     _case("escalate-complaint", "support", ["This is the third time my parcel is late!!"],
-          "get_order create_ticket send_email", ["I've escalated this and e-mailed you the ticket."]),
+          "get_order create_ticket send_email",
+          ["I've escalated this and e-mailed you the ticket."]),
     # ops
     _case("restart-service", "ops", ["checkout-api is returning 502s, restart it"],
           "get_logs restart_service", ["Restarted checkout-api; 3/3 pods ready."]),

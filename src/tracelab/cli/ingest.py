@@ -39,8 +39,10 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, store_p
 
 
 def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type: ignore[no-untyped-def]
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         return store.ingest(paths, fmt, replace=replace)
+    if not sys.stderr.isatty():
+        return store.ingest(paths, fmt, replace=replace, progress=_file_line)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
@@ -48,6 +50,13 @@ def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type:
         task = bar.add_task("ingest", total=total_bytes)
         return store.ingest(paths, fmt, replace=replace,
                             progress=lambda _report, size: bar.advance(task, size))
+
+
+def _file_line(report, _size: int) -> None:  # type: ignore[no-untyped-def]
+    """One line per file as it completes (when stderr is not a terminal)."""
+    if report.status == "loaded":
+        click.echo(f"loaded {report.path} ({report.format}): {report.added} added, "
+                   f"{report.skipped} skipped, {report.quarantined} quarantined", err=True)
 
 
 def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,17 @@ from types import ModuleType
 # (formats.md). Native first: its records are unambiguous.
 FORMAT_MODULES: tuple[str, ...] = (
     "native",
+    # Framework logs with their own markers (an `eval` spec, an ATIF schema_version,
+    # Assay event types): no message log looks like them.
+    "inspect_log",
+    "atif",
+    "assay",
+    # Benchmark outputs, known by their benchmark's keys; before the message logs,
+    # since an AgentDojo run is also an OpenAI chat log.
+    "tau_bench",
+    "agentdojo",
+    "swe_agent",
+    "openhands",
     # Message logs, specific before generic: openai-chat claims any `messages` log
     # without Responses or Anthropic markers, so it stays after both.
     "openai_responses",

@@ -109,7 +109,16 @@ def map_records(
     whole: Callable[[Any], bool] = lambda doc: False,
 ) -> Iterator[tuple[int, Record] | Quarantined]:
     """Apply ``to_episode(record, source, line)`` to every record; `RecordError` quarantines it."""
-    for item in records(source, whole):
+    return map_items(records(source, whole), source, to_episode)
+
+
+def map_items(
+    items: Iterable[tuple[int, Any, bytes | str] | Quarantined],
+    source: Source,
+    to_episode: Callable[[Any, Source, int], Record],
+) -> Iterator[tuple[int, Record] | Quarantined]:
+    """`map_records` over items already read (e.g. `records` without a file's header line)."""
+    for item in items:
         if isinstance(item, Quarantined):
             yield item
             continue

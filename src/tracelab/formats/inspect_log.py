@@ -29,7 +29,7 @@ from tracelab.formats.common import (
     require_object,
     rest,
 )
-from tracelab.formats.inspect_steps import sample_steps
+from tracelab.formats.inspect_steps import sample_steps, seconds
 
 name = "inspect"
 summary = "Inspect AI eval logs: a .json log or a .eval archive, one episode per sample and epoch"
@@ -87,7 +87,7 @@ def _is_spec(spec: Any) -> bool:
 
 
 def claims(source: Source) -> bool:
-    """A `.eval` archive with an eval header, or a `.json` object whose `eval` names task and model."""
+    """A `.eval` archive with an eval header, or a `.json` log whose `eval` has task and model."""
     if _is_archive(source):
         try:
             with zipfile.ZipFile(source.path) as archive:
@@ -108,7 +108,7 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
             continue
         _, log, raw = item
         if not _is_log(log):
-            yield Quarantined(1, "not an Inspect log: no `eval` object with `task` and `model`", raw)
+            yield Quarantined(1, "not an Inspect log: no `eval` with `task` and `model`", raw)
             return
         samples = log.get("samples") or []
         if not isinstance(samples, list):
@@ -119,7 +119,7 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
 
 
 def _archive_episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
-    """The samples of a `.eval` archive, all read before any is mapped (a bad archive loads nothing)."""
+    """The samples of a `.eval` archive, all read before any is mapped (a bad one loads nothing)."""
     try:
         with zipfile.ZipFile(source.path) as archive:
             log = _header(archive, source)
@@ -129,9 +129,12 @@ def _archive_episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Q
                 if _is_sample_entry(info.filename)
             ]
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        raise DataError(f"{source.uri}: not a readable .eval archive ({exc}); nothing of it was loaded") from None
+        raise DataError(
+            f"{source.uri}: not a readable .eval archive ({exc}); nothing of it was loaded"
+        ) from None
     if not _is_log(log):
-        yield Quarantined(1, "not an Inspect log archive: no header.json or _journal/start.json with an eval spec")
+        yield Quarantined(1, "not an Inspect log archive: no eval spec in header.json, "
+                          "_journal/start.json or start.json")
         return
     for position, (entry, data) in enumerate(entries, start=1):
         if isinstance(data, str):
@@ -286,7 +289,7 @@ def _times(sample: Record, where: str) -> Record:
     ]
     fields: Record = {}
     started = sample.get("started_at") or (stamps[0] if stamps else None)
-    ended = sample.get("completed_at") or (max(stamps, key=_sortable) if stamps else None)
+    ended = sample.get("completed_at") or (max(stamps, key=_order) if stamps else None)
     if started is not None:
         fields["started_at"] = started
     if ended is not None:
@@ -294,13 +297,9 @@ def _times(sample: Record, where: str) -> Record:
     return fields
 
 
-def _sortable(stamp: str) -> Any:
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(stamp).timestamp()
-    except ValueError:
-        return float("-inf")
+def _order(stamp: str) -> float:
+    moment = seconds(stamp)
+    return float("-inf") if moment is None else moment
 
 
 def _resolve(value: Any, attachments: dict[str, Any]) -> Any:

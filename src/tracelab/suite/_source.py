@@ -2,7 +2,8 @@
 
 YAML is read with a loader that refuses a repeated mapping key and records the
 line of every key and list item (suite.md §7); `.json` files are read as strict
-JSON (no line numbers, a repeated key refused too). Mappings come back as `Map`
+JSON (a repeated key refused too), and take their line numbers from the YAML
+reading of the same text whenever it yields exactly the same values. Mappings come back as `Map`
 and YAML sequences as `Seq`, plain `dict`/`list` subclasses that carry lines and
 the source text of scalars, so messages can say "line 12" and "written NO".
 """
@@ -137,6 +138,8 @@ def read_document(path: Path, shown: str | None = None) -> Document:
         raise SuiteError(f"{shown}: not valid UTF-8 (byte {exc.start})") from None
     is_json = path.suffix.lower() == ".json"
     data = _parse_json(text, shown) if is_json else _parse_yaml(text, shown)
+    if is_json:
+        data = _with_lines(data, text)
     return Document(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest(), is_json=is_json)
 
 
@@ -158,6 +161,31 @@ def _parse_yaml(text: str, shown: str) -> Any:
         raise SuiteError(f"{shown}: invalid YAML: {exc}") from None
     finally:
         loader.dispose()
+
+
+def _with_lines(data: Any, text: str) -> Any:
+    """The YAML reading of JSON `text` (which has lines) when it equals `data` exactly."""
+    loader = _LineLoader(text)
+    try:
+        lined = loader.get_single_data()
+    except (yaml.YAMLError, _DuplicateKey, RecursionError):
+        return data
+    finally:
+        loader.dispose()
+    return lined if _same(data, lined) else data
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of equal types, all the way down (so 1 is not 1.0 and not true)."""
+    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)) and not (
+        isinstance(a, list) and isinstance(b, list)
+    ):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
 
 
 def _refuse_constant(name: str) -> Any:

@@ -17,7 +17,7 @@ class SchemaRefused(ValueError):
 
 
 def _refuse_retrieval(uri: str) -> Any:
-    raise SchemaRefused(f"$ref {uri!r} points outside the schema; remote references are never fetched")
+    raise SchemaRefused(f"$ref {uri!r} is outside the schema; remote references are never fetched")
 
 
 def schema_validator(schema: Any) -> jsonschema_rs.Validator:

@@ -1,0 +1,40 @@
+-- Every call each tool matcher matches (suite.md §3): chk_hits(matcher_id, episode_id, call_index).
+-- A matcher belongs to a case and looks only at that case's runs. Name: exact, never a nameless
+-- call. status: the listed statuses. args_match: ARG is a top-level key (used even when null),
+-- else a dotted path through objects only (parent_ptrs must all be objects); a string value as
+-- is, any other as its JSON text; the RE2 pattern is searched anywhere; missing, null or
+-- unparseable args match nothing.
+CREATE OR REPLACE TEMP TABLE chk_hits AS
+WITH candidates AS (
+    SELECT m.matcher_id, c.episode_id, c.call_index, c.args
+    FROM p_matchers m
+    JOIN chk_sel s ON s.case_id = m.case_id
+    JOIN chk_calls c ON c.episode_id = s.episode_id AND c.tool_name = m.tool
+    WHERE m.statuses IS NULL OR list_contains(m.statuses, c.status)
+),
+arg_values AS (
+    SELECT c.matcher_id, c.episode_id, c.call_index, a.pattern,
+           CASE
+               WHEN json_type(c.args) IS DISTINCT FROM 'OBJECT' THEN NULL
+               WHEN json_exists(c.args, a.key_ptr) THEN json_extract(c.args, a.key_ptr)
+               WHEN list_bool_and(list_transform(a.parent_ptrs,
+                                                 lambda p: json_type(c.args, p) = 'OBJECT'))
+                   THEN json_extract(c.args, a.path_ptr)
+           END AS value
+    FROM candidates c JOIN p_matcher_args a ON a.matcher_id = c.matcher_id
+),
+args_ok AS (
+    SELECT matcher_id, episode_id, call_index,
+           bool_and(coalesce(regexp_matches(
+               CASE json_type(value)
+                   WHEN 'VARCHAR' THEN json_extract_string(value, '$')
+                   WHEN 'NULL' THEN NULL
+                   ELSE value::VARCHAR
+               END, pattern), false)) AS ok
+    FROM arg_values
+    GROUP BY ALL
+)
+SELECT c.matcher_id, c.episode_id, c.call_index
+FROM candidates c
+LEFT JOIN args_ok a USING (matcher_id, episode_id, call_index)
+WHERE coalesce(a.ok, true);

@@ -1,0 +1,15 @@
+-- args_valid, the part SQL can do: the calls of the tool in each selected run (one row with a
+-- NULL call_index for a run without any), with the recorded `parameters` of the run's
+-- definition of the tool (lowest position). JSON Schema validation happens in Python
+-- (tracelab.suite.args_valid) over exactly these rows.
+WITH params AS (
+    SELECT episode_id, name, first(parameters ORDER BY position)::VARCHAR AS parameters
+    FROM chk_defs GROUP BY ALL
+)
+SELECT p.unit_id, s.episode_id, c.call_index, c.args::VARCHAR AS args, c.args_text,
+       CASE WHEN p.from_definitions THEN d.parameters END AS parameters
+FROM p_args_valid p
+JOIN chk_sel s ON s.case_id = p.case_id
+LEFT JOIN chk_calls c ON c.episode_id = s.episode_id AND c.tool_name = p.tool
+LEFT JOIN params d ON d.episode_id = s.episode_id AND d.name = p.tool
+ORDER BY p.unit_id, s.episode_id, c.call_index

@@ -1,0 +1,25 @@
+-- expect.max_steps: the largest numeric `steps_used` of the run's `budget` steps is at most n.
+-- Not exercised when no budget step has a numeric steps_used.
+WITH used AS (
+    SELECT episode_id,
+           max(json_extract(data, '$.steps_used')::DOUBLE) AS most,
+           arg_max(json_extract(data, '$.steps_used')::VARCHAR,
+                   json_extract(data, '$.steps_used')::DOUBLE) AS most_text
+    FROM steps
+    WHERE kind = 'budget'
+      AND json_type(data, '$.steps_used') IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
+      AND episode_id IN (SELECT episode_id FROM chk_runs)
+    GROUP BY episode_id
+),
+r AS (
+    SELECT p.unit_id, s.episode_id, p.max, u.most, u.most_text,
+           u.most IS NULL OR u.most <= p.max AS passed
+    FROM p_max_steps p
+    JOIN chk_sel s ON s.case_id = p.case_id
+    LEFT JOIN used u ON u.episode_id = s.episode_id
+)
+SELECT unit_id, episode_id, passed,
+       CASE WHEN NOT passed THEN 'yes' WHEN most IS NULL THEN 'no' ELSE 'yes' END AS exercised,
+       CASE WHEN NOT passed THEN 'used ' || most_text || ' steps, max ' || max
+            WHEN most IS NULL THEN 'no budget step recorded steps_used' END AS reason
+FROM r

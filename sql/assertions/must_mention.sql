@@ -1,0 +1,19 @@
+-- expect.must_mention[i]: the string occurs, case-insensitively (DuckDB lower()), inside one
+-- transcript fragment. Literal matching (contains), never LIKE.
+WITH needles AS (
+    SELECT unit_id, case_id, needle, lower(needle) AS lneedle FROM p_must_mention
+),
+found AS (
+    SELECT DISTINCT n.unit_id, s.episode_id
+    FROM needles n
+    JOIN chk_sel s ON s.case_id = n.case_id
+    JOIN chk_transcript t ON t.episode_id = s.episode_id AND contains(t.ltext, n.lneedle)
+)
+SELECT n.unit_id, s.episode_id,
+       f.episode_id IS NOT NULL AS passed,
+       'yes' AS exercised,
+       CASE WHEN f.episode_id IS NULL THEN 'does not mention ' || to_json(n.needle)::VARCHAR END
+           AS reason
+FROM needles n
+JOIN chk_sel s ON s.case_id = n.case_id
+LEFT JOIN found f ON f.unit_id = n.unit_id AND f.episode_id = s.episode_id

@@ -1,0 +1,18 @@
+-- trace_max_steps: the run has at most `max` steps (of `kinds`, when given).
+-- Not exercised when the run has no step (of those kinds).
+WITH r AS (
+    SELECT p.unit_id, s.episode_id, p.max, p.kinds,
+           count(st.idx) FILTER (WHERE p.kinds IS NULL OR list_contains(p.kinds, st.kind)) AS n
+    FROM p_trace_max_steps p
+    JOIN chk_sel s ON s.case_id = p.case_id
+    LEFT JOIN steps st ON st.episode_id = s.episode_id
+    GROUP BY ALL
+)
+SELECT unit_id, episode_id, n <= max AS passed,
+       CASE WHEN n = 0 THEN 'no' ELSE 'yes' END AS exercised,
+       CASE WHEN n > max OR n = 0 THEN
+           n || ' step' || CASE WHEN n = 1 THEN '' ELSE 's' END
+           || coalesce(' of kind ' || array_to_string(kinds, '|'), '')
+           || CASE WHEN n > max THEN ', max ' || max ELSE '' END
+       END AS reason
+FROM r

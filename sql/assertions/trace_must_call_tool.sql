@@ -1,0 +1,32 @@
+-- Counts of matching calls against [min_calls, max_calls]. Serves trace_must_call_tool,
+-- trace_must_not_call_tool (0..0) and the sequence rules `require` (1..) and `max_calls`
+-- (0..max). With by_availability (must_not_call, max_calls), a pass is `no` when the tool is
+-- known unavailable and `unknown` when its availability is unknown (by name, ignoring
+-- args_match and status); otherwise always `yes`.
+WITH counts AS (
+    SELECT matcher_id, episode_id, count(*) AS n FROM chk_hits GROUP BY ALL
+),
+r AS (
+    SELECT p.unit_id, s.episode_id, p.by_availability, p.expectation, m.label, m.tool,
+           coalesce(c.n, 0) AS n,
+           coalesce(c.n, 0) >= p.min_calls
+               AND (p.max_calls IS NULL OR coalesce(c.n, 0) <= p.max_calls) AS passed,
+           chk_availability(t.n_calls, t.defined, u.tools_declared) AS availability
+    FROM p_call_counts p
+    JOIN p_matchers m ON m.matcher_id = p.matcher_id
+    JOIN chk_sel s ON s.case_id = p.case_id
+    JOIN chk_runs u ON u.episode_id = s.episode_id
+    LEFT JOIN counts c ON c.matcher_id = p.matcher_id AND c.episode_id = s.episode_id
+    LEFT JOIN chk_tools t ON t.episode_id = s.episode_id AND t.name = m.tool
+)
+SELECT unit_id, episode_id, passed,
+       CASE WHEN NOT passed OR NOT by_availability OR availability = 'available' THEN 'yes'
+            WHEN availability = 'unavailable' THEN 'no'
+            ELSE 'unknown' END AS exercised,
+       CASE WHEN NOT passed THEN
+                n || ' matching call' || CASE WHEN n = 1 THEN '' ELSE 's' END || ' of ' || label
+                || ', expected ' || expectation
+            WHEN NOT by_availability OR availability = 'available' THEN NULL
+            WHEN availability = 'unavailable' THEN to_json(tool)::VARCHAR || ' was not offered'
+            ELSE 'the tools offered were not recorded' END AS reason
+FROM r

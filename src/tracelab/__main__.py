@@ -1,0 +1,4 @@
+"""`python -m tracelab` runs the CLI."""
+from tracelab.cli import main
+
+main()

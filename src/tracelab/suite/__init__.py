@@ -1,0 +1,84 @@
+"""Suites: YAML/JSON -> typed model -> static sweep (-> compiled SQL -> results).
+
+`load_suite` validates a suite file into an immutable `Suite`; `lint_suite`
+finds what cannot fail or cannot pass. Both are pure: no store is needed.
+"""
+from __future__ import annotations
+
+from tracelab.suite.lint import Finding, FindingKind, lint_findings_frame, lint_suite
+from tracelab.suite.load import load_suite
+from tracelab.suite.model import (
+    AfterRule,
+    ArgsValid,
+    Assertion,
+    BeforeRule,
+    BlocklistRule,
+    Case,
+    Effect,
+    EventuallyRule,
+    Expect,
+    MaxCallsRule,
+    MaxSteps,
+    MustCallTool,
+    MustNotCallTool,
+    NeverAfterRule,
+    OutputContains,
+    OutputMatches,
+    RequireRule,
+    Retrieval,
+    Rule,
+    Select,
+    SequenceRule,
+    SequenceValid,
+    Status,
+    Suite,
+    SuiteKind,
+    ToolBlocklist,
+    ToolMatcher,
+    ToolSequence,
+    ToolStatus,
+)
+from tracelab.suite.schemas import SchemaRefused, args_pass, schema_validator
+from tracelab.suite.where import SqlChecker, where_predicate
+
+__all__ = [
+    "AfterRule",
+    "ArgsValid",
+    "Assertion",
+    "BeforeRule",
+    "BlocklistRule",
+    "Case",
+    "Effect",
+    "EventuallyRule",
+    "Expect",
+    "Finding",
+    "FindingKind",
+    "MaxCallsRule",
+    "MaxSteps",
+    "MustCallTool",
+    "MustNotCallTool",
+    "NeverAfterRule",
+    "OutputContains",
+    "OutputMatches",
+    "RequireRule",
+    "Retrieval",
+    "Rule",
+    "SchemaRefused",
+    "Select",
+    "SequenceRule",
+    "SequenceValid",
+    "SqlChecker",
+    "Status",
+    "Suite",
+    "SuiteKind",
+    "ToolBlocklist",
+    "ToolMatcher",
+    "ToolSequence",
+    "ToolStatus",
+    "args_pass",
+    "lint_findings_frame",
+    "lint_suite",
+    "load_suite",
+    "schema_validator",
+    "where_predicate",
+]

@@ -1,0 +1,90 @@
+"""`tracelab ingest` from the outside: output, exit codes, atomicity under kill -9."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from click.testing import CliRunner
+
+from tests.conftest import episode
+from tracelab.cli import cli
+from tracelab.store import open_store
+
+
+def run(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def test_ingest_prints_added_skipped_quarantined(tmp_path, write_jsonl):
+    path = write_jsonl([episode("a"), "nope", episode("b")])
+    store = str(tmp_path / "s.duckdb")
+
+    first = run("ingest", str(path), "--store", store, "--quiet")
+    second = run("ingest", str(path), "--store", store, "--quiet")
+
+    assert first.exit_code == 0
+    assert first.stdout.startswith("2 episodes added, 0 skipped (already ingested), 1 quarantined")
+    assert second.stdout.startswith("0 episodes added, 2 skipped (already ingested), 0 quarantined")
+
+
+def test_store_from_environment(tmp_path, write_jsonl):
+    path = write_jsonl([episode("a")])
+    store = tmp_path / "env.duckdb"
+
+    result = run("ingest", str(path), "--quiet", env={"TRACELAB_STORE": str(store)})
+
+    assert result.exit_code == 0 and store.exists()
+
+
+def test_missing_path_is_exit_2_without_traceback(tmp_path):
+    result = CliRunner().invoke(cli, ["ingest", str(tmp_path / "missing.jsonl"), "--store", str(tmp_path / "s")])
+    assert result.exit_code != 0
+
+
+def _tracelab(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tracelab", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_user_errors_exit_with_code_and_one_line(tmp_path, write_jsonl):
+    missing = _tracelab("ingest", "missing.jsonl", cwd=tmp_path)
+    no_store = _tracelab("sql", "SELECT 1", cwd=tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "readme.txt").write_text("hello")
+    no_traces = _tracelab("ingest", "empty", cwd=tmp_path)
+
+    assert (missing.returncode, missing.stderr.strip()) == (2, "error: missing.jsonl: no such file or folder")
+    assert (no_store.returncode, no_store.stderr.strip()) == (
+        3, "error: no store at tracelab.duckdb; run `tracelab ingest` first")
+    assert no_traces.returncode == 2
+    assert "no trace files found in empty" in no_traces.stderr
+    for result in (missing, no_store, no_traces):
+        assert "Traceback" not in result.stderr
+
+
+def test_kill_during_ingest_leaves_only_completed_files(tmp_path):
+    small = tmp_path / "a_small.jsonl"
+    small.write_text(json.dumps(episode("small-1")) + "\n")
+    big = tmp_path / "b_big.jsonl"
+    step = {"kind": "tool_call", "name": "lookup", "args": {"q": "x" * 300}}
+    with big.open("w") as fh:
+        for i in range(120_000):
+            fh.write(json.dumps(episode(f"big-{i}", step, step, {"kind": "assistant", "text": "ok"})) + "\n")
+    store = tmp_path / "s.duckdb"
+    proc = subprocess.Popen([sys.executable, "-m", "tracelab", "ingest", str(small), str(big), "--store", str(store)],
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline().startswith(f"loaded {small}")
+    time.sleep(1.5)  # the big file takes several seconds; kill it in the middle
+    assert proc.poll() is None, "the big file finished before the kill; make it bigger"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    with open_store(store) as reopened:
+        assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("small-1",)]
+        assert reopened.sql("SELECT source_uri FROM sources").rows() == [(str(small),)]
+        assert reopened.sql("SELECT count(*) FROM steps").item() == 0
+        again = reopened.ingest([big])
+    assert again.added == 120_000

@@ -1,0 +1,211 @@
+"""The common rules of formats.md, as the shared helpers implement them."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.common import (
+    RecordError,
+    assistant_turn,
+    build_episode,
+    content_text,
+    episode_fields,
+    first_record,
+    records,
+    result_content,
+    tool_call_step,
+    tool_definition,
+    tool_result_step,
+)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Source:
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"messages": []}\n', encoding="utf-8")
+    return Source(path)
+
+
+# -- episode fields --------------------------------------------------------------------------
+
+
+def test_episode_id_prefers_episode_id_then_id_then_metadata(source: Source) -> None:
+    record = {"episode_id": "e1", "id": "i1", "metadata": {"episode_id": "m1"}}
+    assert episode_fields(record, source, 3, ())["episode_id"] == "e1"
+    assert episode_fields({"id": "i1", "metadata": {"episode_id": "m1"}}, source, 3, ())[
+        "episode_id"
+    ] == "i1"
+    assert episode_fields({"metadata": {"episode_id": "m1"}}, source, 3, ())["episode_id"] == "m1"
+
+
+def test_episode_id_falls_back_to_content_hash_and_line(source: Source) -> None:
+    fields = episode_fields({"messages": []}, source, 7, ("messages",))
+    assert fields["episode_id"] == f"{source.content_hash[:16]}:7"
+    assert fields == {"episode_id": f"{source.content_hash[:16]}:7"}
+
+
+def test_empty_episode_id_falls_through_to_id(source: Source) -> None:
+    assert episode_fields({"episode_id": "", "id": "i9"}, source, 1, ())["episode_id"] == "i9"
+
+
+def test_labels_come_from_top_level_else_metadata(source: Source) -> None:
+    record = {
+        "id": "r1",
+        "model": "gpt-4o",
+        "reward": 0.5,
+        "metadata": {"model": "ignored", "case_id": "c-7", "agent": "bot", "tags": ["a"],
+                     "termination": "max_steps", "principal": {"user_id": "u1"}},
+    }
+    fields = episode_fields(record, source, 1, ())
+    assert fields["model"] == "gpt-4o"
+    assert fields["reward"] == 0.5
+    assert fields["case_id"] == "c-7"
+    assert fields["agent"] == "bot"
+    assert fields["tags"] == ["a"]
+    assert fields["termination"] == "max_steps"
+    assert fields["principal"] == {"user_id": "u1"}
+    assert "agent_version" not in fields
+
+
+def test_other_top_level_keys_go_to_meta(source: Source) -> None:
+    record = {"episode_id": "e1", "id": "resp_1", "messages": [], "tools": [], "region": "eu",
+              "metadata": {"case_id": "c1"}}
+    fields = episode_fields(record, source, 1, ("messages", "tools"))
+    # `id` was not used as the episode id, so it is just another key; metadata is kept whole.
+    assert fields["meta"] == {"id": "resp_1", "region": "eu", "metadata": {"case_id": "c1"}}
+    assert fields["case_id"] == "c1"
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def test_content_text_of_string_none_and_parts() -> None:
+    assert content_text("hi", "m") == ("hi", [])
+    assert content_text(None, "m") == (None, [])
+    image = {"type": "image_url", "image_url": {"url": "x"}}
+    parts = [{"type": "text", "text": "a"}, image, {"type": "output_text", "text": "b"}, "c"]
+    assert content_text(parts, "m") == ("a\nb\nc", [image])
+
+
+def test_content_text_without_text_parts_is_none() -> None:
+    image = {"type": "image", "source": {}}
+    assert content_text([image], "m") == (None, [image])
+    assert content_text([], "m") == (None, [])
+
+
+def test_content_text_rejects_other_types() -> None:
+    with pytest.raises(RecordError, match=r"messages\[2\]: content is a number"):
+        content_text(5, "messages[2]")
+
+
+def test_result_content_keeps_structured_values_as_result() -> None:
+    assert result_content({"rows": 2}, "r") == (None, {"rows": 2}, [])
+    assert result_content("ok", "r") == ("ok", None, [])
+    assert result_content([{"type": "text", "text": "x"}], "r") == ("x", None, [])
+
+
+# -- steps -----------------------------------------------------------------------------------
+
+
+def test_assistant_turn_text_then_calls() -> None:
+    call = tool_call_step("f", "c1", '{"a": 1}')
+    steps = assistant_turn("Let me look.", [], {}, [call])
+    assert steps == [
+        {"kind": "assistant", "text": "Let me look."},
+        {"kind": "tool_call", "name": "f", "call_id": "c1", "args": '{"a": 1}'},
+    ]
+
+
+def test_assistant_turn_with_empty_text_yields_only_calls() -> None:
+    call = tool_call_step("f", None, None)
+    assert assistant_turn("", [], {}, [call]) == [{"kind": "tool_call", "name": "f"}]
+    assert assistant_turn(None, [], {}, []) == []
+
+
+def test_assistant_turn_keeps_non_text_parts_and_extra_keys() -> None:
+    part = {"type": "thinking", "thinking": "hmm"}
+    assert assistant_turn(None, [part], {"name": "bot"}, []) == [
+        {"kind": "assistant", "meta": {"name": "bot", "parts": [part]}}
+    ]
+    call = tool_call_step("f", "c1", None)
+    assert assistant_turn("", [], {"refusal": "no"}, [call]) == [
+        {"kind": "tool_call", "name": "f", "call_id": "c1", "meta": {"refusal": "no"}}
+    ]
+
+
+def test_tool_call_args_are_kept_as_recorded() -> None:
+    assert tool_call_step("f", "", "{not json")["args"] == "{not json"
+    assert tool_call_step("f", "", {"b": 2, "a": 1})["args"] == {"b": 2, "a": 1}
+    assert tool_call_step("f", "", "")["call_id"] == ""
+
+
+def test_tool_result_status_and_error_text() -> None:
+    assert tool_result_step("c1", None, "done", False) == {
+        "kind": "tool_result", "call_id": "c1", "text": "done", "status": "ok",
+    }
+    assert tool_result_step("c1", "f", "boom", True, "timeout") == {
+        "kind": "tool_result", "call_id": "c1", "name": "f", "text": "boom", "status": "error",
+        "error": "timeout",
+    }
+    assert tool_result_step(None, None, None, True, {"code": 7})["error"] == '{"code":7}'
+    assert "error" not in tool_result_step(None, None, None, True, True)
+
+
+# -- episodes and tools ----------------------------------------------------------------------
+
+
+def test_build_episode_input_is_first_user_output_is_last_assistant() -> None:
+    steps = [{"kind": "system", "text": "s"}, {"kind": "user", "text": "q1"},
+             {"kind": "assistant", "text": "a1"}, {"kind": "user", "text": "q2"},
+             {"kind": "assistant", "text": "a2"}]
+    episode = build_episode({"episode_id": "e"}, steps, None)
+    assert (episode["input"], episode["output"]) == ("q1", "a2")
+    assert "tools" not in episode
+
+
+def test_build_episode_output_is_null_when_run_ends_on_a_tool_step() -> None:
+    steps = [{"kind": "user", "text": "q"}, {"kind": "assistant", "text": "a"},
+             {"kind": "tool_call", "name": "f"}]
+    episode = build_episode({"episode_id": "e"}, steps, [])
+    assert "output" not in episode
+    assert episode["tools"] == []
+
+
+def test_tool_definition_effect_from_x_effect_then_effect() -> None:
+    assert tool_definition("f", "d", {"type": "object"}, {"x-effect": "write"}) == {
+        "name": "f", "description": "d", "parameters": {"type": "object"}, "effect": "write",
+    }
+    assert tool_definition("f", None, None, {}, {"effect": "read"})["effect"] == "read"
+    assert "effect" not in tool_definition("f", None, None, {})
+
+
+# -- reading files ---------------------------------------------------------------------------
+
+
+def test_records_number_physical_lines_and_quarantine_bad_json(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n{"a": \n[1]\n')
+    items = list(records(Source(path)))
+    assert items[0] == (1, {"a": 1}, b'{"a": 1}')
+    assert isinstance(items[1], Quarantined)
+    assert items[1].line == 3
+    assert items[1].reason.startswith("invalid JSON")
+    assert items[2] == (4, [1], b"[1]")
+
+
+def test_records_of_a_json_array_are_numbered_by_position(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps([{"a": 1}, {"a": 2}], indent=2), encoding="utf-8")
+    items = list(records(Source(path)))
+    assert [(line, record) for line, record, _ in items] == [(1, {"a": 1}), (2, {"a": 2})]
+    assert first_record(Source(path)) == {"a": 1}
+
+
+def test_records_of_a_json_document_read_whole_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('[{"role": "user"}]', encoding="utf-8")
+    items = list(records(Source(path), whole=lambda doc: True))
+    assert [(line, record) for line, record, _ in items] == [(1, [{"role": "user"}])]

@@ -1,0 +1,82 @@
+"""Opening stores: missing, corrupt, wrong version, locked, Parquet folders."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pytest
+
+from tests.conftest import episode
+from tracelab.errors import StoreError
+from tracelab.store import open_store
+
+
+def test_missing_store_for_reading_is_a_clear_error(tmp_path):
+    with pytest.raises(StoreError, match=r"no store at .*nope.duckdb; run `tracelab ingest` first"):
+        open_store(tmp_path / "nope.duckdb", read_only=True)
+
+
+def test_corrupt_store(tmp_path):
+    path = tmp_path / "bad.duckdb"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="cannot be opened as a tracelab store"):
+        open_store(path)
+
+
+def test_unknown_schema_version(tmp_path):
+    path = tmp_path / "s.duckdb"
+    open_store(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE tracelab_meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(StoreError, match="schema version 99; this tracelab reads version 1"):
+        open_store(path)
+
+
+def test_plain_duckdb_file_is_not_a_store(tmp_path):
+    path = tmp_path / "other.duckdb"
+    duckdb.connect(str(path)).close()
+    with pytest.raises(StoreError, match="not a tracelab store"):
+        open_store(path, read_only=True)
+
+
+def test_store_locked_by_another_process_names_the_pid(tmp_path):
+    path = tmp_path / "s.duckdb"
+    open_store(path).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, sys, time
+            con = duckdb.connect({str(path)!r})
+            print('ready', flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreError, match=rf"locked by process {holder.pid}"):
+            open_store(path)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+def test_parquet_export_opens_as_read_only_store(tmp_path, write_jsonl):
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([write_jsonl([episode("a", {"kind": "tool_call", "name": "t", "args": {"k": "v"}}),
+                                   episode("b", tools=[])])])
+        store.export(tmp_path / "pq")
+
+    with open_store(tmp_path / "pq") as pq:
+        assert pq.read_only and pq.parquet
+        assert pq.sql("SELECT count(*) FROM episodes").item() == 2
+        assert pq.sql("SELECT tool_name, args FROM tool_calls").rows() == [("t", '{"k":"v"}')]
+        assert pq.sql("SELECT count(*) FROM tool_definitions").item() == 0
+        assert pq.sql("SELECT text FROM transcript WHERE origin = 'step.data'").item() == "v"
+        with pytest.raises(StoreError, match="a Parquet store is read-only"):
+            pq.ingest([tmp_path])
+    assert sorted(os.listdir(tmp_path / "pq")) == [
+        "episodes", "quarantine", "sources", "steps", "tool_calls", "tool_definitions"]
