@@ -10,7 +10,7 @@ WITH matching AS (
 ),
 per_run AS (
     SELECT unit_id, episode_id, bool_or(bad) AS failed,
-           arg_min(call_index, call_index) FILTER (WHERE bad) AS call_index,
+           min(call_index) FILTER (WHERE bad) AS call_index,
            arg_min(tool_name, call_index) FILTER (WHERE bad) AS tool_name,
            arg_min(status, call_index) FILTER (WHERE bad) AS status
     FROM matching GROUP BY ALL

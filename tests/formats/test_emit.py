@@ -26,8 +26,10 @@ EPISODE = {
         {"kind": "system", "text": "Book what is asked."},
         {"kind": "user", "text": "Book LIS to BER."},
         {"kind": "assistant", "text": "Searching."},
-        {"kind": "tool_call", "name": "search", "call_id": "c1", "args": {"from": "LIS", "to": "BER"}},
-        {"kind": "tool_call", "name": "search", "call_id": "", "args": "{\"from\": \"LIS\", \"to\": \"MUC\"}"},
+        {"kind": "tool_call", "name": "search", "call_id": "c1",
+         "args": {"from": "LIS", "to": "BER"}},
+        {"kind": "tool_call", "name": "search", "call_id": "",
+         "args": '{"from": "LIS", "to": "MUC"}'},
         {"kind": "tool_result", "call_id": "c1", "text": "2 flights"},
         {"kind": "tool_result", "call_id": "", "result": {"flights": []}, "status": "error",
          "error": "no route"},
@@ -77,8 +79,9 @@ def test_openai_chat_record_shape() -> None:
              "function": {"name": "search", "arguments": '{"from":"LIS","to":"BER"}'}},
             {"id": "", "type": "function",
              "function": {"name": "search", "arguments": '{"from": "LIS", "to": "MUC"}'}}]}
-    assert record["messages"][4] == {"role": "tool", "tool_call_id": "", "content": '{"flights":[]}',
-                                     "is_error": True, "error": "no route"}
+    assert record["messages"][4] == {"role": "tool", "tool_call_id": "",
+                                     "content": '{"flights":[]}', "is_error": True,
+                                     "error": "no route"}
 
 
 def test_anthropic_record_shape() -> None:

@@ -1,6 +1,7 @@
 """OpenAI Chat Completions logs: the mapping (formats.md) and ingest of the sample file."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -243,3 +244,23 @@ def test_reingest_is_idempotent(store, tmp_path: Path) -> None:
     assert store.ingest([copy]).files[0].status == "already-ingested"
     assert store.sql("SELECT count(*) FROM episodes").item() == 4
     assert store.sql("SELECT count(*) FROM quarantine").item() == 2
+
+
+def test_json_files_hold_an_array_of_records_or_one_message_array(store, tmp_path: Path) -> None:
+    records = tmp_path / "records.json"
+    records.write_text(json.dumps([
+        {"id": "j1", "messages": [{"role": "user", "content": "a"}]},
+        {"id": "j2", "messages": "broken"},
+    ], indent=2), encoding="utf-8")
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps([{"role": "user", "content": "b"},
+                                {"role": "assistant", "content": "c"}], indent=2),
+                    encoding="utf-8")
+    report = store.ingest([records, bare])
+    assert [(f.format, f.added, f.quarantined) for f in report.files] == [
+        ("openai-chat", 1, 1), ("openai-chat", 1, 0)]
+    assert store.sql("SELECT line, reason FROM quarantine").rows() == [
+        (2, "messages is a string, not a list")]
+    digest = Source(bare).content_hash[:16]
+    assert store.sql("SELECT episode_id, input, output FROM episodes ORDER BY 1").rows() == [
+        (f"{digest}:1", "b", "c"), ("j1", "a", None)]

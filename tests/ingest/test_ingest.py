@@ -49,7 +49,8 @@ def test_same_episode_in_another_file_is_skipped_and_a_changed_one_quarantined(s
 
 
 def test_replace_swaps_the_stored_episode_and_all_its_rows(store, write_jsonl):
-    store.ingest([write_jsonl([episode("b", {"kind": "tool_call", "name": "old"}, tools=[{"name": "old"}])], "1.jsonl")])
+    old = episode("b", {"kind": "tool_call", "name": "old"}, tools=[{"name": "old"}])
+    store.ingest([write_jsonl([old], "1.jsonl")])
 
     report = store.ingest([write_jsonl([episode("b", {"kind": "user", "text": "new"}, agent="v2")], "2.jsonl")],
                           replace=True)
@@ -144,7 +145,8 @@ def test_effect_resolution_and_result_text(store, write_jsonl):
     )
     store.ingest([write_jsonl([ep])])
 
-    rows = store.sql("SELECT tool_name, effect, args, args_text, result_text FROM tool_calls ORDER BY call_index").rows()
+    rows = store.sql(
+        "SELECT tool_name, effect, args, args_text, result_text FROM tool_calls ORDER BY call_index").rows()
     assert rows == [
         ("pay", "write", '{"to":"Ann","amount":5}', '{"to": "Ann", "amount": 5}', '{"receipt":9}'),
         ("lookup", "write", None, "not json {", "found"),

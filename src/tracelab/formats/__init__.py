@@ -24,6 +24,10 @@ FORMAT_MODULES: tuple[str, ...] = (
     "openai_responses",
     "anthropic",
     "openai_chat",
+    # Span traces: OpenInference before OTLP, since it also claims OTLP files whose spans
+    # carry `openinference.span.kind`.
+    "openinference",
+    "otlp",
 )
 
 

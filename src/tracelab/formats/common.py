@@ -51,9 +51,12 @@ def is_json_document(source: Source) -> bool:
     return source.stem_name.endswith(".json")
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=1)
 def _document(path: str, mtime_ns: int, size: int) -> tuple[Any, str | None]:
-    """The parsed `.json` document (cached: every adapter's `claims` sniffs it)."""
+    """The parsed `.json` document, cached for the file being detected and read.
+
+    Every adapter's `claims` sniffs it, then one adapter reads it: one parse.
+    """
     try:
         return parse_json(Source(path).read_all()), None
     except BadJSON as exc:

@@ -20,6 +20,7 @@ from tracelab.formats.common import (
     content_text,
     episode_fields,
     first_record,
+    is_json_document,
     map_records,
     message_step,
     require_list,
@@ -61,9 +62,12 @@ def _is_message_array(value: Any) -> bool:
 
 
 def claims(source: Source) -> bool:
-    """A first record with a `messages` list of messages (not Anthropic's), or a bare array."""
+    """A first record with a `messages` list (not Anthropic's nor Responses'), or a bare array.
+
+    In a `.json` file the first record of a bare message array is its first message.
+    """
     record = first_record(source)
-    if _is_message_array(record):
+    if _is_message_array(record) or (is_json_document(source) and _is_message(record)):
         return True
     if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
         return False

@@ -1,0 +1,35 @@
+-- The verdict rows (suite.md §5): one per (case, assertion, run). Units without a parent are
+-- results as they are; the rules of a sequence_valid entry combine into the entry's result:
+-- passed when every rule passed; exercised `yes` on a failure, `no` when every rule is `no`,
+-- `unknown` when no rule is `yes` and some is `unknown`, else `yes`; the reason joins the
+-- failing (or, for no/unknown, the deciding) rules' reasons.
+WITH rules AS (
+    SELECT u.parent_id AS unit_id, o.episode_id,
+           bool_and(o.passed) AS passed,
+           bool_and(o.exercised = 'no') AS all_no,
+           bool_or(o.exercised = 'yes') AS any_yes,
+           string_agg(u.label || ': ' || o.reason, '; ' ORDER BY u.unit_id)
+               FILTER (WHERE NOT o.passed) AS failed_reason,
+           string_agg(u.label || ': ' || o.reason, '; ' ORDER BY u.unit_id)
+               FILTER (WHERE o.exercised = 'no') AS no_reason,
+           string_agg(u.label || ': ' || o.reason, '; ' ORDER BY u.unit_id)
+               FILTER (WHERE o.exercised = 'unknown') AS unknown_reason
+    FROM chk_out o JOIN p_units u ON u.unit_id = o.unit_id
+    WHERE u.parent_id IS NOT NULL
+    GROUP BY ALL
+),
+results AS (
+    SELECT o.unit_id, o.episode_id, o.passed, o.exercised, o.reason
+    FROM chk_out o JOIN p_units u ON u.unit_id = o.unit_id
+    WHERE u.parent_id IS NULL
+    UNION ALL
+    SELECT unit_id, episode_id, passed,
+           CASE WHEN NOT passed THEN 'yes' WHEN all_no THEN 'no'
+                WHEN NOT any_yes THEN 'unknown' ELSE 'yes' END,
+           CASE WHEN NOT passed THEN failed_reason WHEN all_no THEN no_reason
+                WHEN NOT any_yes THEN unknown_reason END
+    FROM rules
+)
+SELECT u.case_id, u.assertion_id, u.assertion_type, r.episode_id, r.passed, r.exercised, r.reason
+FROM results r JOIN p_units u ON u.unit_id = r.unit_id
+ORDER BY u.unit_id, r.episode_id

@@ -1,0 +1,32 @@
+-- retrieval_reports_omissions: every retrieval step has an integer `omitted` and
+-- len(returned) + omitted = len(candidates) (absent lists are []). Not exercised without a
+-- retrieval step. The reason names the first failing step.
+WITH checked AS (
+    SELECT episode_id, step_idx,
+           json_type(data, '$.omitted') AS omitted_type,
+           CASE WHEN json_type(data, '$.omitted') IN ('BIGINT', 'UBIGINT')
+                THEN json_extract(data, '$.omitted')::HUGEINT END AS omitted,
+           coalesce(json_array_length(data, '$.returned'), 0) AS n_returned,
+           coalesce(json_array_length(data, '$.candidates'), 0) AS n_candidates
+    FROM chk_retrieval_steps
+),
+bad AS (
+    SELECT episode_id,
+           arg_min(CASE WHEN omitted_type IS NULL THEN 'omitted is missing'
+                        WHEN omitted IS NULL THEN 'omitted is not an integer'
+                        ELSE n_returned || ' returned + ' || omitted || ' omitted != '
+                             || n_candidates || ' candidates' END
+                   || ' (retrieval step ' || step_idx || ')', step_idx) AS reason
+    FROM checked
+    WHERE omitted IS NULL OR n_returned + omitted <> n_candidates
+    GROUP BY episode_id
+),
+has_steps AS (SELECT DISTINCT episode_id FROM chk_retrieval_steps)
+SELECT p.unit_id, s.episode_id, b.reason IS NULL AS passed,
+       CASE WHEN b.reason IS NULL AND h.episode_id IS NULL THEN 'no' ELSE 'yes' END AS exercised,
+       coalesce(b.reason, CASE WHEN h.episode_id IS NULL THEN 'no retrieval step' END) AS reason
+FROM p_retrieval p
+JOIN chk_sel s ON s.case_id = p.case_id
+LEFT JOIN bad b ON b.episode_id = s.episode_id
+LEFT JOIN has_steps h ON h.episode_id = s.episode_id
+WHERE p.type = 'retrieval_reports_omissions'

@@ -1,0 +1,81 @@
+-- The order rules of sequence_valid (suite.md §4), one row per rule and run; rows are combined
+-- into one result per entry by _verdicts.sql. (`require` and `max_calls` are call counts in
+-- trace_must_call_tool.sql, `sequence` is in trace_tool_sequence.sql, `blocklist` in
+-- tool_blocklist.sql.) m1 is first / trigger / tool, m2 is then / forbidden. `within` counts
+-- calls.
+--   before:      some m1 call comes before the first m2 call; `no` without an m2 call
+--   after:       every m1 call is followed by an m2 call at most `within` calls later;
+--                `no` without an m1 call
+--   never_after: no m2 call after the first m1 call; `no` without an m1 call
+--   eventually:  some call among the first `within` matches m1
+WITH firsts AS (
+    SELECT matcher_id, episode_id, min(call_index) AS first_call FROM chk_hits GROUP BY ALL
+),
+base AS (
+    SELECT p.unit_id, p.rule, p.m1, p.m2, p.within, s.episode_id,
+           f1.first_call AS first1, f2.first_call AS first2,
+           m1.label AS label1, m2.label AS label2
+    FROM p_order_rules p
+    JOIN chk_sel s ON s.case_id = p.case_id
+    JOIN p_matchers m1 ON m1.matcher_id = p.m1
+    LEFT JOIN p_matchers m2 ON m2.matcher_id = p.m2
+    LEFT JOIN firsts f1 ON f1.matcher_id = p.m1 AND f1.episode_id = s.episode_id
+    LEFT JOIN firsts f2 ON f2.matcher_id = p.m2 AND f2.episode_id = s.episode_id
+),
+-- after: the first trigger call with no m2 call within `within` calls after it
+unanswered AS (
+    SELECT b.unit_id, b.episode_id, min(t.call_index) AS call_index
+    FROM base b
+    JOIN chk_hits t ON t.matcher_id = b.m1 AND t.episode_id = b.episode_id
+    WHERE b.rule = 'after'
+      AND NOT EXISTS (SELECT 1 FROM chk_hits h
+                      WHERE h.matcher_id = b.m2 AND h.episode_id = b.episode_id
+                        AND h.call_index > t.call_index
+                        AND h.call_index <= t.call_index + b.within)
+    GROUP BY ALL
+),
+-- never_after: the first forbidden call after the first trigger call
+forbidden AS (
+    SELECT b.unit_id, b.episode_id, min(h.call_index) AS call_index
+    FROM base b
+    JOIN chk_hits h ON h.matcher_id = b.m2 AND h.episode_id = b.episode_id
+    WHERE b.rule = 'never_after' AND h.call_index > b.first1
+    GROUP BY ALL
+),
+r AS (
+    SELECT b.*, a.call_index AS unanswered_at, f.call_index AS forbidden_at,
+           CASE b.rule
+               WHEN 'before' THEN b.first2 IS NULL OR coalesce(b.first1 < b.first2, false)
+               WHEN 'after' THEN a.call_index IS NULL
+               WHEN 'never_after' THEN f.call_index IS NULL
+               WHEN 'eventually' THEN coalesce(b.first1 < b.within, false)
+           END AS passed,
+           CASE b.rule
+               WHEN 'before' THEN b.first2 IS NULL
+               WHEN 'after' THEN b.first1 IS NULL
+               WHEN 'never_after' THEN b.first1 IS NULL
+               ELSE false
+           END AS vacuous
+    FROM base b
+    LEFT JOIN unanswered a ON a.unit_id = b.unit_id AND a.episode_id = b.episode_id
+    LEFT JOIN forbidden f ON f.unit_id = b.unit_id AND f.episode_id = b.episode_id
+)
+SELECT unit_id, episode_id, passed,
+       CASE WHEN passed AND vacuous THEN 'no' ELSE 'yes' END AS exercised,
+       CASE
+           WHEN passed AND vacuous AND rule = 'before' THEN 'no call matches ' || label2
+           WHEN passed AND vacuous THEN 'no call matches ' || label1
+           WHEN passed THEN NULL
+           WHEN rule = 'before' THEN
+               'no ' || label1 || ' call before the first ' || label2
+               || ' call (call_index ' || first2 || ')'
+           WHEN rule = 'after' THEN
+               label1 || ' at call_index ' || unanswered_at || ' is not followed by ' || label2
+               || ' within ' || within || ' call' || CASE WHEN within = 1 THEN '' ELSE 's' END
+           WHEN rule = 'never_after' THEN
+               label2 || ' at call_index ' || forbidden_at || ' comes after ' || label1
+               || ' at call_index ' || first1
+           WHEN rule = 'eventually' THEN
+               'no call among the first ' || within || ' matches ' || label1
+       END AS reason
+FROM r
