@@ -21,7 +21,7 @@ SELECT p.unit_id, s.episode_id, NOT coalesce(r.failed, false) AS passed,
                 'call_index ' || r.call_index || ' ('
                 || coalesce(to_json(r.tool_name)::VARCHAR, 'without a name') || ') has status '
                 || to_json(r.status)::VARCHAR || ', allowed: ' || array_to_string(p.allow, ', ')
-            WHEN r.episode_id IS NULL THEN 'no call of ' || p.label END AS reason
+            WHEN r.episode_id IS NULL THEN 'no call matches ' || p.label END AS reason
 FROM p_tool_status p
 JOIN chk_sel s ON s.case_id = p.case_id
 LEFT JOIN per_run r ON r.unit_id = p.unit_id AND r.episode_id = s.episode_id

@@ -13,22 +13,22 @@ runs AS (
     SELECT q.unit_id, q.mode, q.n_items, s.episode_id
     FROM p_sequences q JOIN chk_sel s ON s.case_id = q.case_id
 ),
--- matched = how many items matched in order so far; at = call_index of the last match
-walk(unit_id, episode_id, matched, at) AS (
+-- matched = how many items matched in order so far; last_call = call_index of the last match
+walk(unit_id, episode_id, matched, last_call) AS (
     SELECT unit_id, episode_id, 0, -1 FROM runs WHERE mode IN ('subsequence', 'rule')
     UNION ALL
-    SELECT unit_id, episode_id, matched, at
+    SELECT unit_id, episode_id, matched, last_call
     FROM (
         SELECT w.unit_id, w.episode_id, w.matched + 1 AS matched,
-               list_filter(h.calls, lambda c: c > w.at)[1] AS at
+               list_filter(h.calls, lambda c: c > w.last_call)[1] AS last_call
         FROM walk w
         JOIN p_sequence_items i ON i.unit_id = w.unit_id AND i.pos = w.matched
         JOIN hit_lists h ON h.matcher_id = i.matcher_id AND h.episode_id = w.episode_id
     )
-    WHERE at IS NOT NULL
+    WHERE last_call IS NOT NULL
 ),
 walked AS (
-    SELECT unit_id, episode_id, max(matched) AS matched, arg_max(at, matched) AS at
+    SELECT unit_id, episode_id, max(matched) AS matched, arg_max(last_call, matched) AS last_call
     FROM walk GROUP BY ALL
 ),
 consecutive AS (
@@ -46,7 +46,7 @@ touched AS (
 ),
 -- exact mode: the first position where the calls and the items disagree
 mismatch AS (
-    SELECT unit_id, episode_id, min(pos) AS pos
+    SELECT x.unit_id, x.episode_id, min(x.pos) AS pos
     FROM (
         SELECT r.unit_id, r.episode_id, unnest(range(greatest(r.n_items, coalesce(n.n, 0)))) AS pos
         FROM runs r
@@ -58,11 +58,11 @@ mismatch AS (
     LEFT JOIN chk_hits h ON h.matcher_id = i.matcher_id AND h.episode_id = x.episode_id
                         AND h.call_index = x.pos
     WHERE h.call_index IS NULL
-    GROUP BY ALL
+    GROUP BY x.unit_id, x.episode_id
 ),
 r AS (
     SELECT r.unit_id, r.episode_id, r.mode, r.n_items,
-           coalesce(w.matched, 0) AS matched, w.at, mm.pos AS mismatch_at,
+           coalesce(w.matched, 0) AS matched, w.last_call, mm.pos AS mismatch_at,
            t.unit_id IS NOT NULL AS touched,
            CASE r.mode
                WHEN 'subsequence' THEN coalesce(w.matched, 0) = r.n_items
@@ -106,7 +106,7 @@ SELECT unit_id, episode_id, passed,
                || coalesce(to_json(call_name)::VARCHAR, 'a call without a name')
                || ', expected ' || item_label
            WHEN matched = 0 THEN 'no call matches ' || item_label
-           ELSE 'no call matches ' || item_label || ' after call_index ' || at
+           ELSE 'no call matches ' || item_label || ' after call_index ' || last_call
                 || ' (matched ' || matched || ' of ' || n_items || ' in order)'
        END AS reason
 FROM described

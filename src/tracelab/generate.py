@@ -79,7 +79,9 @@ def iter_episodes(n: int, seed: int) -> Iterator[dict[str, Any]]:
     """Yield `n` native episode dicts, the same ones for the same `seed`.
 
     Episode ids are ``syn-<seed>-<index>``, so corpora of different seeds can
-    share a store.
+    share a store. For speed, episodes share their unchanging parts (tool
+    lists, principals, result payloads): treat them as read-only, and copy
+    before changing one.
     """
     rng = random.Random(seed)
     for i in range(n):

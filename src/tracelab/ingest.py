@@ -12,6 +12,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -220,53 +222,23 @@ class _FileLoader:
         self.report = FileReport(source.uri, fmt)
 
     def load(self, items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> FileReport:
-        lines: list[int] = []
-        docs: list[bytes] = []
-        hashes: list[str] = []
-        originals: dict[int, dict[str, Any]] = {}
-        quarantine: list[tuple[int, str, str | None]] = []
-        size = 0
-        for item in items:
-            if isinstance(item, Quarantined):
-                quarantine.append((item.line, item.reason, _raw_text(item.raw)))
-                continue
-            line, record = item
-            try:
-                doc, digest = prepare(record)
-            except (TypeError, orjson.JSONEncodeError) as exc:
-                quarantine.append((line, f"cannot be serialised: {exc}", None))
-                continue
-            lines.append(line)
-            docs.append(doc)
-            hashes.append(digest)
-            originals[line] = record
-            size += len(doc)
-            if len(lines) >= BATCH_RECORDS or size >= BATCH_BYTES:
-                self._flush(lines, docs, hashes, originals, quarantine)
-                lines, docs, hashes, originals, quarantine, size = [], [], [], {}, [], 0
-        self._flush(lines, docs, hashes, originals, quarantine)
+        """Stage and write every batch; parsing the next batch overlaps SQL on this one."""
+        for batch in _in_background(_batches(items)):
+            rejected = list(batch.quarantine)
+            if batch.lines:
+                self.con.register("stage_raw", batch.table())
+                rejected.extend(self._load_batch(batch.originals))
+                self.con.unregister("stage_raw")
+            if rejected:
+                insert_arrow(self.con, "quarantine", {
+                    "source_uri": [self.source.uri] * len(rejected),
+                    "line": [q[0] for q in rejected],
+                    "reason": [q[1] for q in rejected],
+                    "raw": [q[2] for q in rejected],
+                    "ingested_at": [self.params["ingested_at"]] * len(rejected),
+                })
+                self.report.quarantined += len(rejected)
         return self.report
-
-    def _flush(self, lines: list[int], docs: list[bytes], hashes: list[str],
-               originals: dict[int, dict[str, Any]], quarantine: list[tuple[int, str, str | None]]) -> None:
-        if lines:
-            import pyarrow as pa
-
-            batch = pa.table({
-                "line": pa.array(lines, pa.int64()),
-                "doc": pa.array(docs, pa.string()),
-                "hash": pa.array(hashes, pa.string()),
-            })
-            self.con.register("stage_raw", batch)
-            quarantine.extend(self._load_batch(originals))
-            self.con.unregister("stage_raw")
-        if quarantine:
-            self.con.executemany(
-                "INSERT INTO quarantine VALUES (?, ?, ?, ?, ?)",
-                [(self.source.uri, ln, reason, raw, self.params["ingested_at"])
-                 for ln, reason, raw in quarantine],
-            )
-            self.report.quarantined += len(quarantine)
 
     def _load_batch(self, originals: dict[int, dict[str, Any]]) -> list[tuple[int, str, str | None]]:
         con = self.con
@@ -297,24 +269,120 @@ class _FileLoader:
         return rejected
 
     def _pair_sequentially(self) -> None:
-        rows = self.con.execute(
+        columns = self.con.sql(
             "SELECT line, idx, kind, name, call_id FROM stage_cr "
             "WHERE line IN (SELECT line FROM stage_pair_slow) ORDER BY line, idx"
-        ).fetchall()
-        if not rows:
-            return
-        pairs: list[tuple[int, int, int]] = []
+        ).to_arrow_table().to_pydict()
+        lines = columns["line"]
+        out_line: list[int] = []
+        out_call: list[int] = []
+        out_result: list[int] = []
         start = 0
-        while start < len(rows):
+        while start < len(lines):
             end = start
-            while end < len(rows) and rows[end][0] == rows[start][0]:
+            while end < len(lines) and lines[end] == lines[start]:
                 end += 1
-            line = rows[start][0]
-            steps = [(idx, kind, name, call_id) for _, idx, kind, name, call_id in rows[start:end]]
-            pairs.extend((line, c, r) for c, r in pair_steps(steps))
+            steps = zip(columns["idx"][start:end], columns["kind"][start:end],
+                        columns["name"][start:end], columns["call_id"][start:end], strict=True)
+            for call_idx, result_idx in pair_steps(steps):
+                out_line.append(lines[start])
+                out_call.append(call_idx)
+                out_result.append(result_idx)
             start = end
-        if pairs:
-            self.con.executemany("INSERT INTO stage_pairs VALUES (?, ?, ?)", pairs)
+        if out_line:
+            insert_arrow(self.con, "stage_pairs",
+                         {"line": out_line, "call_idx": out_call, "result_idx": out_result})
+
+
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> None:
+    """Append rows, given column-wise, to `table` through Arrow (executemany is slow in DuckDB)."""
+    import pyarrow as pa
+
+    batch = pa.table(columns)
+    con.register("_tl_insert", batch)
+    con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _tl_insert")
+    con.unregister("_tl_insert")
+
+
+@dataclass
+class _Batch:
+    """Prepared records of one batch, plus the adapter's quarantined ones."""
+
+    lines: list[int] = field(default_factory=list)
+    docs: list[bytes] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    originals: dict[int, dict[str, Any]] = field(default_factory=dict)
+    quarantine: list[tuple[int, str, str | None]] = field(default_factory=list)
+    size: int = 0
+
+    def table(self) -> Any:
+        import pyarrow as pa
+
+        return pa.table({"line": pa.array(self.lines, pa.int64()),
+                         "doc": pa.array(self.docs, pa.string()),
+                         "hash": pa.array(self.hashes, pa.string())})
+
+
+def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Iterator[_Batch]:
+    batch = _Batch()
+    for item in items:
+        if isinstance(item, Quarantined):
+            batch.quarantine.append((item.line, item.reason, _raw_text(item.raw)))
+            continue
+        line, record = item
+        try:
+            doc, digest = prepare(record)
+        except (TypeError, orjson.JSONEncodeError) as exc:
+            batch.quarantine.append((line, f"cannot be serialised: {exc}", None))
+            continue
+        batch.lines.append(line)
+        batch.docs.append(doc)
+        batch.hashes.append(digest)
+        batch.originals[line] = record
+        batch.size += len(doc)
+        if len(batch.lines) >= BATCH_RECORDS or batch.size >= BATCH_BYTES:
+            yield batch
+            batch = _Batch()
+    yield batch
+
+
+def _in_background(batches: Iterator[_Batch]) -> Iterator[_Batch]:
+    """Produce batches in a thread, one ahead: DuckDB releases the GIL while it runs SQL."""
+    slots: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                while not stop.is_set():
+                    try:
+                        slots.put(("batch", batch), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slots.put(("done", None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            slots.put(("error", exc))
+
+    worker = threading.Thread(target=produce, name="tracelab-parse", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = slots.get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        while worker.is_alive():
+            try:
+                slots.get_nowait()
+            except queue.Empty:
+                worker.join(timeout=0.05)
 
 
 def _dump_raw(record: dict[str, Any]) -> str:

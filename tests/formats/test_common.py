@@ -5,7 +5,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from tracelab.formats import anthropic, openai_chat, openai_responses
 from tracelab.formats.base import Quarantined, Source
 from tracelab.formats.common import (
     RecordError,
@@ -209,3 +212,52 @@ def test_records_of_a_json_document_read_whole_when_asked(tmp_path: Path) -> Non
     path.write_text('[{"role": "user"}]', encoding="utf-8")
     items = list(records(Source(path), whole=lambda doc: True))
     assert [(line, record) for line, record, _ in items] == [(1, [{"role": "user"}])]
+
+
+# -- every message-log adapter maps or quarantines, never crashes ----------------------------
+
+KEYS = ["role", "content", "type", "text", "tool_calls", "function", "name", "arguments", "id",
+        "call_id", "tool_call_id", "tool_use_id", "input", "output", "items", "messages", "tools",
+        "system", "instructions", "is_error", "error", "metadata", "episode_id", "parameters",
+        "input_schema", "x-effect", "function_call"]
+WORDS = ["user", "assistant", "system", "tool", "function", "developer", "text", "tool_use",
+         "tool_result", "message", "function_call", "function_call_output", "input_text",
+         "output_text", "image", "thinking", "read", "write", ""]
+leaves = st.none() | st.booleans() | st.integers() | st.sampled_from(WORDS)
+json_values = st.recursive(
+    leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner,
+                                                                max_size=6),
+    max_leaves=30,
+)
+# Objects shaped like messages, parts, calls and tools (every key optional, any value), so
+# that examples reach deep into the mappings rather than failing at the first check.
+shaped = st.deferred(lambda: st.fixed_dictionaries({}, optional={
+    key: json_values | st.lists(shaped, max_size=3) | shaped
+    for key in ("role", "type", "content", "tool_calls", "function", "text", "input", "output",
+                "id", "call_id", "name", "arguments", "is_error", "error", "tool_use_id")
+}))
+shaped_records = st.fixed_dictionaries({}, optional={
+    key: json_values | st.lists(shaped, max_size=4)
+    for key in ("messages", "items", "input", "output", "tools", "system", "instructions",
+                "metadata", "id")
+})
+
+
+# The `source` fixture is only read (for its content hash), so sharing it across examples is safe.
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(record=shaped_records | json_values)
+@example(record={"messages": [{"role": "user", "content": [{"type": []}]}]})
+@example(record={"items": [{"type": [1]}]})
+@example(record={"system": "s", "messages": [{"role": "assistant", "content": [{"type": {}}]}]})
+def test_adapters_map_or_quarantine_any_json(source: Source, record) -> None:
+    for module in (openai_chat, anthropic, openai_responses):
+        try:
+            episode = module.to_episode(record, source, 1)
+        except RecordError as exc:
+            assert str(exc) and "\n" not in str(exc)
+        else:
+            assert isinstance(episode["steps"], list)
+            assert all(isinstance(step, dict) and "kind" in step for step in episode["steps"])
+            assert episode["episode_id"] is not None

@@ -7,7 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tracelab.formats.emit import to_anthropic, to_openai_chat
+from tracelab.formats.base import Source
+from tracelab.formats.emit import EMITTERS, to_anthropic, to_openai_chat
+from tracelab.ingest import detect_format
 from tracelab.store import open_store
 
 NATIVE_SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "native"
@@ -129,3 +131,14 @@ def test_native_samples_round_trip_through_openai_chat(tmp_path: Path) -> None:
             "SELECT episode_id, call_index, call_id, tool_name, args, args_text, result_text,"
             " status, error, effect FROM tool_calls ORDER BY episode_id, call_index").rows()
     assert got == expected
+
+
+@pytest.mark.parametrize("fmt", sorted(EMITTERS))
+def test_emitted_records_are_auto_detected_as_their_format(fmt: str, tmp_path: Path) -> None:
+    plain = {"episode_id": "p", "steps": [{"kind": "user", "text": "hi"}]}
+    for number, episode in enumerate((EPISODE, plain)):
+        path = tmp_path / f"{fmt}-{number}.jsonl"
+        path.write_bytes(orjson.dumps(EMITTERS[fmt](episode)) + b"\n")
+        detected = detect_format(Source(path)).name
+        # A plain-text record reads alike in every message-log format; chat claims it.
+        assert detected == (fmt if episode is EPISODE else "openai-chat")

@@ -136,7 +136,7 @@ def test_developer_is_system_and_image_parts_go_to_meta(adapt) -> None:
 def test_a_bare_message_array_is_one_episode(adapt, tmp_path: Path) -> None:
     [(line, episode)] = adapt(openai_chat, [{"role": "user", "content": "hi"},
                                             {"role": "assistant", "content": "hello"}])
-    digest = Source(tmp_path / "t.jsonl").content_hash
+    digest = Source(tmp_path / "traces.jsonl").content_hash
     assert episode["episode_id"] == f"{digest[:16]}:1"
     assert (episode["input"], episode["output"]) == ("hi", "hello")
 

@@ -106,7 +106,7 @@ def test_malformed_records_are_quarantined_with_a_reason(adapt) -> None:
     assert quarantined(adapt, {"input": "q", "output": "done"}) == (
         "output is a string, not a list")
     assert quarantined(adapt, {"items": [{"content": "x"}]}) == (
-        "items[0]: an item with neither `type` nor `role`")
+        "items[0]: an item with neither a `type` string nor a `role`")
     assert quarantined(adapt, {"items": [{"role": "tool", "content": "x"}]}).startswith(
         "items[0]: unknown role 'tool'")
     assert quarantined(adapt, {"model": "m"}).startswith("not a Responses record")

@@ -28,6 +28,7 @@ from tracelab.formats.common import (
     tool_definition,
     tool_list,
     tool_result_step,
+    type_of,
 )
 
 name = "anthropic"
@@ -70,7 +71,7 @@ def has_markers(record: Any) -> bool:
         return True
     messages = record.get("messages")
     return isinstance(messages, list) and any(
-        isinstance(block, dict) and block.get("type") in MARKER_BLOCKS
+        type_of(block) in MARKER_BLOCKS
         for message in messages
         if isinstance(message, dict) and isinstance(message.get("content"), list)
         for block in message["content"]
@@ -140,7 +141,7 @@ def _typed(blocks: list[Any], types: tuple[str, ...]) -> list[tuple[int, Record]
 
 
 def _is_type(block: Any, types: tuple[str, ...]) -> bool:
-    return isinstance(block, dict) and block.get("type") in types
+    return type_of(block) in types
 
 
 def _reject(parts: list[Any], kind: str, where: str, role: str) -> None:

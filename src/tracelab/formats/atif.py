@@ -137,7 +137,10 @@ def _steps(step: Record, where: str) -> list[Step]:
         steps = assistant_turn(text, parts, extra, calls)
     else:
         steps = [message_step(source, text, parts, extra)]
-    names = {c.get("call_id"): c.get("name") for c in steps if c["kind"] == "tool_call"}
+    names = {
+        c["call_id"]: c.get("name")
+        for c in steps if c["kind"] == "tool_call" and isinstance(c.get("call_id"), str)
+    }
     steps.extend(_observations(step, source, names, where))
     if isinstance(step.get("timestamp"), str):
         for out in steps:
@@ -172,8 +175,9 @@ def _observations(step: Record, source: str, names: dict[Any, Any], where: str) 
             out.append({"kind": "event", "name": "observation", "data": result})
             continue
         text, value, parts = result_content(result.get("content"), f"{at}[{index}].content")
+        name = names.get(call_id) if isinstance(call_id, str) else None
         out.append(tool_result_step(
-            call_id, names.get(call_id), text, result_failed(result), result.get("error"),
+            call_id, name, text, result_failed(result), result.get("error"),
             parts, value,
         ))
         meta = rest(result, ("source_call_id", "content", "is_error", "error"))

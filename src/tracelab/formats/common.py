@@ -225,11 +225,7 @@ def content_text(content: Any, where: str) -> tuple[str | None, list[Any]]:
     for part in content:
         if isinstance(part, str):
             texts.append(part)
-        elif (
-            isinstance(part, dict)
-            and part.get("type") in TEXT_PART_TYPES
-            and isinstance(part.get("text"), str)
-        ):
+        elif type_of(part) in TEXT_PART_TYPES and isinstance(part.get("text"), str):
             texts.append(part["text"])
         else:
             others.append(part)
@@ -356,6 +352,13 @@ def tool_list(record: Record, to_definition: Callable[[Any, int], Record]) -> li
     if not isinstance(tools, list):
         raise RecordError(f"tools is {_json_type(tools)}, not a list")
     return [to_definition(tool, index) for index, tool in enumerate(tools)]
+
+
+def type_of(value: Any) -> str | None:
+    """The `type` of an object (a part, block or item) when it is a string, else None."""
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return value["type"]
+    return None
 
 
 def require_object(value: Any, where: str) -> Record:

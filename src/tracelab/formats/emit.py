@@ -17,6 +17,7 @@ and system steps after the first message.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -74,6 +75,13 @@ def to_anthropic(episode: Record) -> Record:
         record["tools"] = [_anthropic_tool(tool) for tool in episode["tools"]]
     record["messages"] = messages
     return record
+
+
+EMITTERS: dict[str, Callable[[Record], Record]] = {
+    "openai-chat": to_openai_chat,
+    "anthropic": to_anthropic,
+}
+"""The emitter of each format name ``tracelab generate --as`` accepts."""
 
 
 def _header(episode: Record) -> Record:

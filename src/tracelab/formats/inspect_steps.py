@@ -16,7 +16,7 @@ Else from the `messages` list, under the common rules.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from datetime import datetime
 from typing import Any
 
@@ -92,15 +92,16 @@ class _Transcript:
 
     def walk(self, events: list[Any]) -> None:
         spans = {
-            e.get("id"): e for e in events if isinstance(e, dict) and e.get("event") == "span_begin"
+            e["id"]: e for e in events
+            if isinstance(e, dict) and e.get("event") == "span_begin" and isinstance(e.get("id"), str)
         }
         scorer_steps = 0
         for index, event in enumerate(events):
             event = require_object(event, f"{self.where}.events[{index}]")
             kind = event.get("event")
-            if kind == "step" and event.get("type") in SCORER_TYPES:
+            if kind == "step" and _among(event.get("type"), SCORER_TYPES):
                 scorer_steps += 1 if event.get("action") == "begin" else -1
-            elif not scorer_steps and not _in_scorer(event, spans) and kind in self.handlers:
+            elif not scorer_steps and not _in_scorer(event, spans) and _among(kind, self.handlers):
                 self.handlers[kind](event)
 
     def _model(self, event: Record) -> None:
@@ -110,17 +111,18 @@ class _Transcript:
             if key in self.seen:
                 continue
             self.seen.add(key)
-            if message.get("role") in INPUT_ROLES:
+            if _among(message.get("role"), INPUT_ROLES):
                 self._add([self._input_step(message)], event.get("timestamp"))
         if event.get("error"):
             self._add([{"kind": "error", "text": str(event["error"])}], event.get("timestamp"))
-        output = event.get("output")
-        choices = output.get("choices") if isinstance(output, dict) else None
-        if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
-            message = choices[0]["message"]
+        message = _output_message(event)
+        if message is not None:
             self.seen.add(_message_key(message))
             turn = self._assistant(message, "output")
-            self.pending.update(s.get("call_id") for s in turn if s["kind"] == "tool_call")
+            self.pending.update(
+                s["call_id"] for s in turn
+                if s["kind"] == "tool_call" and isinstance(s.get("call_id"), str)
+            )
             self._add(turn, event.get("completed") or event.get("timestamp"))
 
     def _offered(self, event: Record) -> None:
@@ -129,23 +131,26 @@ class _Transcript:
             return
         self.declared = True
         for tool in tools:
-            if isinstance(tool, dict) and tool.get("name") not in self.definitions:
-                self.definitions[tool.get("name")] = tool_definition(
-                    tool.get("name"), tool.get("description"), tool.get("parameters"), tool
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                raise RecordError(f"{self.where}: a model event offers a tool with no name")
+            if name not in self.definitions:
+                self.definitions[name] = tool_definition(
+                    name, tool.get("description"), tool.get("parameters"), tool
                 )
 
     def _inputs(self, event: Record) -> list[Record]:
         """The model input; when condensed to `input_refs`, read from the sample's message pool."""
-        messages = event.get("input")
+        messages = require_list(event.get("input") or [], f"{self.where}: a model event's input")
         refs = event.get("input_refs")
         if not messages and isinstance(refs, list) and isinstance(self.pool, list):
-            messages = [m for start, end in refs for m in self.pool[start:end]]
-        return [m for m in messages or [] if isinstance(m, dict)]
+            messages = [m for ref in refs if _is_range(ref) for m in self.pool[ref[0]:ref[1]]]
+        return [m for m in messages if isinstance(m, dict)]
 
     def _tool(self, event: Record) -> None:
         call_id = event.get("id")
         start = event.get("timestamp")
-        if call_id in self.pending:
+        if isinstance(call_id, str) and call_id in self.pending:
             self.pending.discard(call_id)
         else:
             call = tool_call_step(event.get("function"), call_id, event.get("arguments"))
@@ -182,7 +187,7 @@ class _Transcript:
     def message(self, message: Record, index: int) -> None:
         role = message.get("role")
         where = f"{self.where}.messages[{index}]"
-        if role in INPUT_ROLES:
+        if _among(role, INPUT_ROLES):
             self._add([self._input_step(message)])
         elif role == "assistant":
             self._add(self._assistant(message, where))
@@ -226,7 +231,7 @@ def _result(call_id: Any, function: Any, value: Any, error: Any, where: str) -> 
     details = error if isinstance(error, dict) else {}
     message = details.get("message") if details else error
     step = tool_result_step(call_id, function, text, error is not None, message, parts, result)
-    if details.get("type") in DENIED_ERRORS:
+    if _among(details.get("type"), DENIED_ERRORS):
         step["status"] = "denied"
     if details.get("type") is not None:
         step.setdefault("meta", {})["error_type"] = details["type"]
@@ -241,16 +246,36 @@ def _duration_ms(event: Record) -> float | None:
     return working * 1000 if isinstance(working, (int, float)) else None
 
 
+def _output_message(event: Record) -> Record | None:
+    """The message of a model event's first choice, when it recorded one."""
+    output = event.get("output")
+    choices = output.get("choices") if isinstance(output, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    return message if isinstance(message, dict) else None
+
+
+def _among(value: Any, names: Container[str]) -> bool:
+    """`value` is a string in `names` (recorded values may be any JSON, lists included)."""
+    return isinstance(value, str) and value in names
+
+
+def _is_range(ref: Any) -> bool:
+    """A pool reference ``[start, end_exclusive]``."""
+    return (isinstance(ref, list) and len(ref) == 2
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in ref))
+
+
 def _in_scorer(event: Record, spans: dict[Any, Record]) -> bool:
     """True when the event's span, or one of its ancestors, is a scorer's."""
     span_id = event.get("span_id")
     visited = set()
-    while span_id is not None and span_id not in visited:
+    while isinstance(span_id, str) and span_id not in visited:
         visited.add(span_id)
         span = spans.get(span_id)
         if span is None:
             return False
-        if span.get("type") in SCORER_TYPES:
+        if _among(span.get("type"), SCORER_TYPES):
             return True
         span_id = span.get("parent_id")
     return False

@@ -32,6 +32,7 @@ from tracelab.formats.common import (
     tool_definition,
     tool_list,
     tool_result_step,
+    type_of,
 )
 
 name = "openai-chat"
@@ -123,7 +124,7 @@ def _message_steps(message: Record, index: int) -> list[Step]:
 
 def _reject_foreign_parts(parts: list[Any], where: str) -> None:
     for part in parts:
-        if isinstance(part, dict) and part.get("type") in FOREIGN_PARTS:
+        if type_of(part) in FOREIGN_PARTS:
             raise RecordError(
                 f"{where}: a {part['type']!r} content block is Anthropic's, not OpenAI chat; "
                 "ingest this file with --format anthropic"
@@ -171,7 +172,7 @@ def _definition(tool: Any, index: int) -> Record:
     function = tool.get("function")
     if not isinstance(function, dict):
         # A non-function tool ({"type": "custom", "custom": {...}}) is named by its own object.
-        function = tool.get(tool.get("type")) if isinstance(tool.get("type"), str) else None
+        function = tool.get(type_of(tool))
         function = function if isinstance(function, dict) else tool
     return tool_definition(
         function.get("name"),

@@ -31,6 +31,7 @@ from tracelab.formats.common import (
     tool_definition,
     tool_list,
     tool_result_step,
+    type_of,
 )
 
 name = "openai-responses"
@@ -125,7 +126,7 @@ def _items(items: list[Any], key: str) -> list[Step]:
 
 
 def _item_steps(item: Record, where: str) -> list[Step]:
-    kind = item.get("type")
+    kind = type_of(item)
     if kind is None and "role" in item:
         kind = "message"
     if kind == "message":
@@ -139,9 +140,9 @@ def _item_steps(item: Record, where: str) -> list[Step]:
         failed = result_failed(item)
         error = item.get("error")
         return [tool_result_step(item.get("call_id"), None, text, failed, error, parts, result)]
-    if isinstance(kind, str) and kind:
+    if kind:
         return [{"kind": "event", "name": kind, "data": rest(item, ("type",))}]
-    raise RecordError(f"{where}: an item with neither `type` nor `role`")
+    raise RecordError(f"{where}: an item with neither a `type` string nor a `role`")
 
 
 def _message(item: Record, where: str) -> list[Step]:

@@ -266,7 +266,10 @@ def _fill(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
     span.failed = status.get("code") in ERROR_CODES or error_type is not None
     if span.failed:
         message = status.get("message")
-        span.error = message if isinstance(message, str) and message else _text(error_type)
+        if isinstance(message, str) and message:
+            span.error = message
+        elif error_type is not None:
+            span.error = _text(error_type)
     conversation = attrs.get("gen_ai.conversation.id")
     span.conversation_id = _text(conversation) if conversation not in (None, "") else None
     case_id = attrs.get("tracelab.case_id", resource.get("tracelab.case_id"))

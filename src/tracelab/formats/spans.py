@@ -277,6 +277,7 @@ class _Walk:
         )
         step["ts"] = iso(span.end)
         step["duration_ms"] = (span.end - span.start) / 1e6
+        step.setdefault("meta", {})["span_id"] = span.span_id
         return step
 
     def _inference(self, span: Span) -> list[Step]:

@@ -95,7 +95,8 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
         )
         steps = _history_steps(history[:first_assistant])
         for index, entry in enumerate(trajectory):
-            steps.extend(_entry_steps(require_object(entry, f"trajectory[{index}]")))
+            where = f"trajectory[{index}]"
+            steps.extend(_entry_steps(require_object(entry, where), where))
     else:
         steps = _history_steps(history)
     fields = episode_fields(record, source, line, ("trajectory", "history"))
@@ -141,18 +142,16 @@ def _call(action: Any, where: str, call_id: Any = None) -> Step:
 
 
 def _result(observation: Any, name: str | None, where: str, call_id: Any = None) -> Step:
-    text, parts = content_text(observation, f"{where}.observation")
-    rejected = text is not None and text.startswith(REJECTED_EDIT)
-    error = text.splitlines()[0] if rejected and text else None
-    step = tool_result_step(call_id, name, text, rejected, error, parts)
-    return step
+    text, parts = content_text(observation, where)
+    if text is not None and text.startswith(REJECTED_EDIT):
+        return tool_result_step(call_id, name, text, True, text.splitlines()[0], parts)
+    return tool_result_step(call_id, name, text, False, None, parts)
 
 
-def _entry_steps(entry: Record) -> list[Step]:
+def _entry_steps(entry: Record, where: str) -> list[Step]:
     """A trajectory entry: assistant (its thought), the action's call, the observation."""
-    where = "trajectory entry"
     call = _call(entry.get("action"), where)
-    result = _result(entry.get("observation"), call.get("name"), where)
+    result = _result(entry.get("observation"), call.get("name"), f"{where}.observation")
     seconds = entry.get("execution_time")
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
         result["duration_ms"] = seconds * 1000
@@ -178,7 +177,8 @@ def _history_steps(history: list[Any]) -> list[Step]:
         elif pending is not None and role in ("tool", "user"):
             ids = message.get("tool_call_ids")
             call_id = ids[0] if isinstance(ids, list) and ids else None
-            steps.append(_result(message.get("content"), pending.get("name"), where, call_id))
+            result = _result(message.get("content"), pending.get("name"), f"{where}.content", call_id)
+            steps.append(result)
             pending = None
         elif role in ("system", "user"):
             text, parts = content_text(message.get("content"), where)

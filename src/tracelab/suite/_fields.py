@@ -88,7 +88,8 @@ class Fields:
                 raise self._unknown(key, allowed)
 
     def _unknown(self, key: str, allowed: tuple[str, ...]) -> SuiteError:
-        close = difflib.get_close_matches(key, allowed, n=1)
+        close = difflib.get_close_matches(key, allowed, n=1) or [
+            known for known in allowed if known.startswith(key) or key.startswith(known)]
         hint = f"; did you mean {close[0]!r}?" if close else ""
         known = ", ".join(allowed) if allowed else "none"
         return self.ctx.at(key).error(

@@ -281,6 +281,18 @@ def expect_result_ids(expect: Expect) -> set[str]:
     return ids
 
 
+def case_context(item: Any, ctx: Ctx, line: int | None, what: str) -> tuple[str, Ctx]:
+    """The id of a case (or test) and the context naming it; `ctx` points at the list item."""
+    if not isinstance(item, Mapping):
+        raise ctx.error(f"{what} must be a mapping, got {describe(item)}", line)
+    if "id" not in item:
+        raise ctx.error(f"{what} needs the key 'id'", line)
+    case_id = check_str(item["id"], ctx.at("id"), line_of(item, "id") or line, raw_of(item, "id"))
+    if not case_id:
+        raise ctx.at("id").error("a case id must not be empty", line_of(item, "id") or line)
+    return case_id, ctx.in_case(case_id)
+
+
 def check_cases(cases: tuple[Case, ...], min_cases: int, top: Fields) -> None:
     """Refuse duplicate case ids and fewer than `min_cases` cases."""
     seen: dict[str, int | None] = {}
@@ -409,8 +421,8 @@ def _fixture_outcome(f: Fields, passed: bool, what: str) -> None:
     if expect not in ("pass", "fail"):
         raise f.err("expect", f"expected pass or fail, got {expect!r}")
     if passed != (expect == "pass"):
-        outcome = "pass" if passed else "fail"
-        raise f.ctx.error(f"fixture expects {expect}, but {what} {outcome}s", f.own_line)
+        outcome = "passes" if passed else "fails"
+        raise f.ctx.error(f"fixture expects {expect}, but {what} {outcome}", f.own_line)
 
 
 def _args_valid(f: Fields, ident: str, kind: str, env: Env) -> Assertion | None:

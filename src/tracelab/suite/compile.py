@@ -91,15 +91,26 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 FROM_DEFINITIONS = "from_definitions"
 
 
+@dataclass(frozen=True)
+class SchemaCheck:
+    """An args_valid unit: what Python needs to validate the calls SQL hands it."""
+
+    case_id: str
+    assertion_id: str
+    tool: str
+    schema: Any
+    """A JSON Schema (dict or bool), or FROM_DEFINITIONS."""
+
+
 @dataclass
 class Plan:
     """A compiled suite: parameter frames by table name, plus what SQL tables cannot hold."""
 
     frames: dict[str, pl.DataFrame]
-    wheres: list[str]
-    """`select.where` expressions; `p_select.where_idx` is 1-based into this list."""
-    schemas: dict[int, Any] = field(default_factory=dict)
-    """args_valid unit id -> its JSON Schema, or FROM_DEFINITIONS."""
+    wheres: list[tuple[str, str]] = field(default_factory=list)
+    """(case id, `select.where`); `p_select.where_idx` is 1-based into this list."""
+    schema_checks: dict[int, SchemaCheck] = field(default_factory=dict)
+    """args_valid unit id -> what to validate against."""
 
     def has(self, table: str, **where: Any) -> bool:
         """True when `table` has a row (whose columns equal `where`, if given)."""
@@ -120,7 +131,7 @@ def compile_suite(suite: Suite, cases: tuple[Case, ...]) -> Plan:
         builder.case(case)
     frames = {name: pl.DataFrame(builder.rows[name], schema=schema)
               for name, schema in SCHEMAS.items()}
-    return Plan(frames, builder.wheres, builder.schemas)
+    return Plan(frames, builder.wheres, builder.schema_checks)
 
 
 class _Builder:
@@ -128,8 +139,8 @@ class _Builder:
 
     def __init__(self) -> None:
         self.rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self.wheres: list[str] = []
-        self.schemas: dict[int, Any] = {}
+        self.wheres: list[tuple[str, str]] = []
+        self.schema_checks: dict[int, SchemaCheck] = {}
         self._units = 0
         self._matchers = 0
 
@@ -170,7 +181,7 @@ class _Builder:
         sel = case.select
         where_idx = None
         if sel is not None and sel.where is not None:
-            self.wheres.append(sel.where)
+            self.wheres.append((case.id, sel.where))
             where_idx = len(self.wheres)
 
         def glob(value: str | None) -> str | None:
@@ -226,7 +237,7 @@ class _Builder:
                          exact=a.exact)
         elif isinstance(a, ArgsValid):
             from_definitions = a.schema == FROM_DEFINITIONS
-            self.schemas[unit] = FROM_DEFINITIONS if from_definitions else a.schema
+            self.schema_checks[unit] = SchemaCheck(case.id, a.id, a.tool, a.schema)
             self.add("p_args_valid", unit_id=unit, case_id=case.id, tool=a.tool,
                      from_definitions=from_definitions)
         elif isinstance(a, ToolStatus):

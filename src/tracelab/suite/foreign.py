@@ -21,6 +21,7 @@ from typing import Any
 from tracelab.suite._fields import Ctx, Fields, check_str, describe
 from tracelab.suite._parse import (
     Env,
+    case_context,
     check_cases,
     check_pattern,
     expect_result_ids,
@@ -106,12 +107,8 @@ def harness_suite(doc: Document, ctx: Ctx, env: Env) -> Suite:
 
 def _harness_case_model(item: Any, index: int, ctx: Ctx, line: int | None) -> Case:
     keys = ("id", "input", "principal", "expect")
-    f = Fields(item, ctx.at("cases").at(index), keys, "a harness case", line)
-    f.require("id")
-    case_id = f.string("id")
-    if not case_id:
-        raise f.err("id", "a case id must not be empty")
-    f = Fields(item, ctx.in_case(case_id), keys, "a harness case", line)
+    case_id, case_ctx = case_context(item, ctx.at("cases").at(index), line, "a harness case")
+    f = Fields(item, case_ctx, keys, "a harness case", line)
     f.require("expect")
     expect = merge_expect({}, read_expect_values(
         f.sub("expect", tuple(HARNESS_EXPECT), "expect"), HARNESS_EXPECT))
@@ -150,6 +147,10 @@ REGEX_FLAGS = {"i": "i", "m": "m", "s": "s"}
 _POLICY_SEQUENCE_KEYS = ("version", "name", "metadata", "tools", "sequences", "aliases",
                          "on_error")
 _POLICY_ARGS_KEYS = ("version", "name", "metadata", "schemas")
+_STRUCTURED_POLICY = ("version", "name", "tools", "allow", "deny", "schemas", "constraints",
+                      "enforcement", "limits", "signatures", "tool_pins", "discovery",
+                      "runtime_monitor", "kill_switch")
+"""Keys that make Assay read an args policy file as a structured policy, not a schema map."""
 
 
 def assay_suite(doc: Document, ctx: Ctx, env: Env) -> Suite:
@@ -169,16 +170,10 @@ def assay_suite(doc: Document, ctx: Ctx, env: Env) -> Suite:
 
 
 def _assay_case(item: Any, index: int, ctx: Ctx, line: int | None, env: Env) -> Case:
-    probe = Fields(item, ctx.at("tests").at(index), (*ASSAY_TEST, *_all_metric_keys()),
-                   "an Assay test", line)
-    probe.require("id")
-    case_id = probe.string("id")
-    if not case_id:
-        raise probe.err("id", "a test id must not be empty")
-    tctx = ctx.in_case(case_id)
+    case_id, tctx = case_context(item, ctx.at("tests").at(index), line, "an Assay test")
     metric = None
-    if probe.has("metric"):
-        metric = _metric_name(probe.get("metric"), tctx.at("metric"), probe.line("metric"),
+    if "metric" in item:
+        metric = _metric_name(item["metric"], tctx.at("metric"), line_of(item, "metric"),
                               raw_of(item, "metric"))
     f = Fields(item, tctx, ASSAY_TEST + (METRIC_KEYS[metric] if metric else ()), "an Assay test",
                line)
@@ -190,10 +185,6 @@ def _assay_case(item: Any, index: int, ctx: Ctx, line: int | None, env: Env) -> 
         assertions += _expected_assertions(f, env, taken)
     assertions += read_assertions(f, env, taken)
     return Case(id=case_id, assertions=tuple(assertions), line=line)
-
-
-def _all_metric_keys() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(k for keys in METRIC_KEYS.values() for k in keys))
 
 
 def _metric_name(value: Any, ctx: Ctx, line: int | None, raw: str | None) -> str:
@@ -331,7 +322,7 @@ def _args_valid(metric: str, f: Fields, env: Env) -> list[Built]:
     elif f.has("policy"):
         ctx, line = f.ctx.at("policy"), f.line("policy")
         schemas = resolve_file(f.get("policy"), ctx, line, env)
-        if isinstance(schemas, Mapping) and any(k in schemas for k in _POLICY_ARGS_KEYS):
+        if isinstance(schemas, Mapping) and any(k in schemas for k in _STRUCTURED_POLICY):
             policy = Fields(schemas, ctx, _POLICY_ARGS_KEYS, "an Assay args policy "
                             "(only `schemas` is supported)", line)
             policy.require("schemas")

@@ -17,6 +17,7 @@ from tracelab.suite._fields import Ctx, Fields, describe
 from tracelab.suite._parse import (
     EXPECT_KEYS,
     Env,
+    case_context,
     check_cases,
     expect_result_ids,
     merge_expect,
@@ -106,12 +107,8 @@ def _tool_effects(top: Fields) -> tuple[tuple[str, Effect], ...]:
 
 def _case(item: Any, index: int, ctx: Ctx, line: int | None, defaults: Mapping[str, Any],
           env: Env) -> Case:
-    f = Fields(item, ctx.at("cases").at(index), CASE_KEYS, "a case", line)
-    f.require("id")
-    case_id = f.string("id")
-    if not case_id:
-        raise f.err("id", "a case id must not be empty")
-    f = Fields(item, ctx.in_case(case_id), CASE_KEYS, "a case", line)
+    case_id, case_ctx = case_context(item, ctx.at("cases").at(index), line, "a case")
+    f = Fields(item, case_ctx, CASE_KEYS, "a case", line)
     own: dict[str, Any] = {}
     if f.has("expect") and f.get("expect") is not None:
         own = read_expect_values(f.sub("expect", EXPECT_KEYS, "expect"), _SAME)

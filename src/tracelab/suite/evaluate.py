@@ -1,0 +1,155 @@
+"""Evaluate a suite over the stored runs: compiled parameter tables, one query per family.
+
+The number of queries depends on the suite's assertion families only, never on
+the number of runs or cases (STYLE.md habit 3): the selected runs, calls and
+matches are built once as temp tables, then each family's query in
+`sql/assertions/` inserts its verdict rows for every case and run at once.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from tracelab.errors import SuiteError, UsageError
+from tracelab.sqlfiles import load_sql
+from tracelab.suite.args_valid import validate_calls
+from tracelab.suite.compile import Plan, compile_suite
+from tracelab.suite.model import Case, Suite
+from tracelab.suite.results import CheckResult, build_result
+from tracelab.suite.where import where_predicate
+
+# (query, parameter table, filter on it): a family runs when its table has a matching row
+_FAMILIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("termination", "p_termination", {}),
+    ("tools_called", "p_tools_called", {}),
+    ("must_mention", "p_must_mention", {}),
+    ("must_not_leak", "p_must_not_leak", {}),
+    ("confirmations_raised", "p_confirmations_raised", {}),
+    ("writes", "p_writes", {}),
+    ("must_not_write", "p_must_not_write", {}),
+    ("max_steps", "p_max_steps", {}),
+    ("undeclared_writes", "p_undeclared_writes", {}),
+    ("trace_must_call_tool", "p_call_counts", {}),
+    ("trace_tool_sequence", "p_sequences", {}),
+    ("trace_max_steps", "p_trace_max_steps", {}),
+    ("tool_blocklist", "p_blocklist", {}),
+    ("tool_status", "p_tool_status", {}),
+    ("output_contains", "p_output_contains", {}),
+    ("output_matches", "p_output_matches", {}),
+    ("sequence_valid", "p_order_rules", {}),
+    *((name, "p_retrieval", {"type": name}) for name in (
+        "retrieval_reports_omissions", "retrieval_excludes_superseded", "retrieval_top",
+        "retrieval_excludes", "retrieval_within_budget")),
+)
+
+
+def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
+             cases: Iterable[str] | None = None, categories: Iterable[str] | None = None,
+             strict: bool = False) -> CheckResult:
+    """Check `suite` against the runs stored behind `con`.
+
+    Args:
+        con: a connection to a store (`Store.con`); read-only stores work too.
+        suite: a loaded suite.
+        cases: check only these case ids.
+        categories: check only cases of these categories.
+        strict: count a run with an `exercised = no` row as failed (rows stay as they are).
+
+    Raises:
+        UsageError: an unknown case id or category.
+        SuiteError: a `where` that fails on the stored data, or an invalid args_valid schema.
+    """
+    chosen = choose_cases(suite, cases, categories)
+    plan = compile_suite(suite, chosen)
+    with _registered(con, plan.frames):
+        try:
+            _select(con, plan)
+            _run_families(con, plan)
+            verdicts = con.sql(load_sql("assertions/_verdicts")).pl()
+        finally:
+            con.execute(load_sql("assertions/_cleanup"))
+    return build_result(suite.name, chosen, verdicts, strict)
+
+
+def choose_cases(suite: Suite, cases: Iterable[str] | None,
+                 categories: Iterable[str] | None) -> tuple[Case, ...]:
+    """The suite's cases filtered by `--case` and `--category` (both, when both are given)."""
+    chosen = suite.cases
+    if cases is not None:
+        wanted = list(dict.fromkeys(cases))
+        known = {case.id for case in suite.cases}
+        unknown = [c for c in wanted if c not in known]
+        if unknown:
+            raise UsageError(f"{suite.path}: no case {unknown[0]!r} in suite {suite.name!r}")
+        chosen = tuple(case for case in chosen if case.id in wanted)
+    if categories is not None:
+        wanted = list(dict.fromkeys(categories))
+        known = {case.category for case in suite.cases}
+        unknown = [c for c in wanted if c not in known]
+        if unknown:
+            raise UsageError(f"{suite.path}: no case has category {unknown[0]!r} "
+                             f"(categories: {', '.join(sorted(c for c in known if c)) or 'none'})")
+        chosen = tuple(case for case in chosen if case.category in wanted)
+    return chosen
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
+                ) -> Iterator[None]:
+    """The parameter frames as views on `con` while the check runs."""
+    for name, frame in frames.items():
+        con.register(name, frame)
+    try:
+        yield
+    finally:
+        for name in frames:
+            con.unregister(name)
+
+
+def _select(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
+    """Build chk_sel and chk_runs; a `where` that fails on the stored data is a suite error."""
+    flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in plan.wheres)
+    sql = load_sql("assertions/_selection").replace("__WHERE_FLAGS__", f"[{flags}]::BOOLEAN[]")
+    try:
+        con.execute(sql)
+    except duckdb.Error as exc:
+        raise _where_error(con, plan, exc) from None
+
+
+def _where_error(con: duckdb.DuckDBPyConnection, plan: Plan, exc: duckdb.Error) -> Exception:
+    """Name the case whose `where` fails (looked for only once the selection failed)."""
+    for case_id, expr in plan.wheres:
+        try:
+            con.execute(f"SELECT count(*) FROM episodes WHERE {where_predicate(expr)}")
+        except duckdb.Error as where_exc:
+            message = " ".join(str(where_exc).split())
+            return SuiteError(f"case {case_id!r}: key 'select.where' fails on the stored runs: "
+                              f"{message}")
+    return exc
+
+
+def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
+    """Every family query that has work, each inserting its rows into chk_out."""
+    con.execute(load_sql("assertions/_tools"))
+    con.execute(load_sql("assertions/_out"))
+    if plan.has("p_must_mention") or plan.has("p_must_not_leak"):
+        con.execute(load_sql("assertions/_transcript"))
+    if plan.has("p_matchers"):
+        con.execute(load_sql("assertions/_matcher_hits"))
+    if plan.has("p_retrieval"):
+        con.execute(load_sql("assertions/_retrieval"))
+    for name, table, where in _FAMILIES:
+        if plan.has(table, **where):
+            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{name}')}\n)")
+    if plan.has("p_args_valid"):
+        calls = con.sql(load_sql("assertions/args_valid")).pl()
+        rows = validate_calls(calls, plan.schema_checks)
+        con.register("chk_args_valid", rows)
+        try:
+            con.execute("INSERT INTO chk_out SELECT * FROM chk_args_valid")
+        finally:
+            con.unregister("chk_args_valid")

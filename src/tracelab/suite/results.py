@@ -1,0 +1,144 @@
+"""What `tracelab check` produces: verdict rows, case verdicts and summary counts.
+
+Rendering (text, JSON envelope, JUnit) and saving to `check_results` build on
+`CheckResult`; this module only computes (suite.md §5, cli-and-results.md).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import polars as pl
+
+from tracelab.suite.model import Case
+
+PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
+"""A failed result of these types fails its case whatever min_pass_rate says."""
+
+VERDICT_SCHEMA = {"case_id": pl.Utf8, "assertion_id": pl.Utf8, "assertion_type": pl.Utf8,
+                  "episode_id": pl.Utf8, "passed": pl.Boolean, "exercised": pl.Utf8,
+                  "reason": pl.Utf8}
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    """One case's verdict: its selected runs, how many passed, and whether the case passed."""
+
+    id: str
+    category: str | None
+    runs: int
+    runs_passed: int
+    pass_rate: float | None
+    """runs_passed / runs; None when the case selected no run."""
+    min_pass_rate: float
+    passed: bool
+    permission_failure: bool
+    """A must_not_leak, must_not_write or undeclared_writes result failed."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The summary counts of `check --format json` (cli-and-results.md)."""
+
+    cases: int
+    cases_passed: int
+    runs: int
+    """Distinct runs selected by any checked case."""
+    runs_passed: int
+    """Of those, the runs that passed every result of every case selecting them."""
+    results: int
+    failed: int
+    not_exercised: int
+    unknown: int
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Everything a check found.
+
+    Attributes:
+        suite: the suite's name.
+        verdicts: one row per (case, assertion, run): case_id, assertion_id,
+            assertion_type, episode_id, passed, exercised (yes/no/unknown), reason.
+        cases: the checked cases in suite order.
+        summary: the counts over all of them.
+        strict: whether a run with an `exercised = no` row counted as failed.
+    """
+
+    suite: str
+    verdicts: pl.DataFrame
+    cases: tuple[CaseVerdict, ...]
+    summary: Summary
+    strict: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """True when every checked case passed (exit code 0)."""
+        return all(case.passed for case in self.cases)
+
+    def reported(self, all_results: bool = False) -> pl.DataFrame:
+        """The rows a report lists: failures and `exercised = no` passes, or all of them."""
+        if all_results:
+            return self.verdicts
+        return self.verdicts.filter(~pl.col("passed") | (pl.col("exercised") == "no"))
+
+    def to_json_dict(self, all_results: bool = False) -> dict[str, Any]:
+        """`summary`, `cases` and `results` of `check --format json` (no envelope fields)."""
+        cases = []
+        for case in self.cases:
+            row = asdict(case)
+            del row["permission_failure"]
+            cases.append(row)
+        results = [
+            {"case": r["case_id"], "assertion": r["assertion_id"], "type": r["assertion_type"],
+             "episode_id": r["episode_id"], "passed": r["passed"], "exercised": r["exercised"],
+             "reason": r["reason"]}
+            for r in self.reported(all_results).iter_rows(named=True)
+        ]
+        return {"summary": asdict(self.summary), "cases": cases, "results": results}
+
+
+def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
+                 strict: bool) -> CheckResult:
+    """Case verdicts and summary counts from the verdict rows (suite.md §5).
+
+    Every selected run has at least one row (the always-on `undeclared_writes`),
+    so the rows alone say which runs each case selected.
+    """
+    run_ok = pl.col("passed")
+    if strict:
+        run_ok = run_ok & (pl.col("exercised") != "no")
+    per_run = verdicts.group_by("case_id", "episode_id").agg(
+        ok=run_ok.all(),
+        permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any(),
+    )
+    per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
+        runs=pl.len(), runs_passed=pl.col("ok").sum(), permission=pl.col("permission").any(),
+    ).iter_rows(named=True)}
+    verdict_list = tuple(_case_verdict(case, per_case.get(case.id)) for case in cases)
+    runs = per_run.group_by("episode_id").agg(ok=pl.col("ok").all())
+    exercised = verdicts["exercised"]
+    summary = Summary(
+        cases=len(verdict_list),
+        cases_passed=sum(case.passed for case in verdict_list),
+        runs=runs.height,
+        runs_passed=int(runs["ok"].sum()),
+        results=verdicts.height,
+        failed=int((~verdicts["passed"]).sum()),
+        not_exercised=int((exercised == "no").sum()),
+        unknown=int((exercised == "unknown").sum()),
+    )
+    return CheckResult(suite, verdicts, verdict_list, summary, strict)
+
+
+def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:
+    if counts is None:
+        return CaseVerdict(case.id, case.category, 0, 0, None, case.min_pass_rate,
+                           case.allow_no_runs, False)
+    runs, runs_passed = counts["runs"], int(counts["runs_passed"])
+    # a relative tolerance, so that 99 of 100 runs meet 0.99 despite floating point
+    needed = case.min_pass_rate * runs
+    enough = runs_passed >= needed - 1e-9 * max(1.0, needed)
+    return CaseVerdict(case.id, case.category, runs, runs_passed, runs_passed / runs,
+                       case.min_pass_rate, enough and not counts["permission"],
+                       bool(counts["permission"]))
