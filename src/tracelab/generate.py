@@ -13,7 +13,7 @@ import datetime as dt
 import gzip
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,8 +88,12 @@ def iter_episodes(n: int, seed: int) -> Iterator[dict[str, Any]]:
         yield _episode(i, seed, rng)
 
 
-def generate(out: str | Path, episodes: int, seed: int) -> GenerateStats:
+def generate(out: str | Path, episodes: int, seed: int, as_format: str = "native") -> GenerateStats:
     """Write `episodes` synthetic episodes to `out`, deterministically for `seed`.
+
+    `as_format` writes them in another input format instead of the native one
+    (``openai-chat``, ``anthropic``, ``otlp``: see `tracelab.formats.emit.EMITTERS`);
+    what that format cannot carry is lost, as it would be in a real recording.
 
     The suffix picks the encoding: ``.jsonl``, ``.jsonl.gz`` (gzip, mtime 0)
     or ``.jsonl.zst``. The file appears complete or not at all (it is written
@@ -105,20 +109,42 @@ def generate(out: str | Path, episodes: int, seed: int) -> GenerateStats:
         raise UsageError(f"{path}: OUT must end in .jsonl, .jsonl.gz or .jsonl.zst")
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
+    try:
+        n_steps, n_calls = _write(partial, episodes, seed, _encoder(as_format))
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, path)
+    return GenerateStats(episodes, n_steps, n_calls, path.stat().st_size, path)
+
+
+def _encoder(as_format: str) -> Callable[[dict[str, Any]], bytes]:
+    if as_format == "native":
+        return orjson.dumps
+    from tracelab.formats.emit import EMITTERS
+
+    if as_format not in EMITTERS:
+        raise UsageError(f"--as {as_format}: unknown; choose native, {', '.join(EMITTERS)}")
+    emit = EMITTERS[as_format]
+    return lambda episode: orjson.dumps(emit(episode))
+
+
+def _write(path: Path, episodes: int, seed: int,
+           encode: Callable[[dict[str, Any]], bytes]) -> tuple[int, int]:
+    """Write the episodes in batches; return (steps, tool calls)."""
     n_steps = n_calls = 0
     batch: list[bytes] = []
     with ExitStack() as stack:
-        fh = _open_for_write(partial, stack)
+        fh = _open_for_write(path, stack)
         for ep in iter_episodes(episodes, seed):
             steps = ep["steps"]
             n_steps += len(steps)
             n_calls += sum(1 for s in steps if s["kind"] == "tool_call")
-            batch.append(orjson.dumps(ep))
+            batch.append(encode(ep))
             if len(batch) == 4096:
                 _flush(fh, batch)
         _flush(fh, batch)
-    os.replace(partial, path)
-    return GenerateStats(episodes, n_steps, n_calls, path.stat().st_size, path)
+    return n_steps, n_calls
 
 
 def _open_for_write(path: Path, stack: ExitStack) -> IO[bytes]:

@@ -294,13 +294,17 @@ class _FileLoader:
                          {"line": out_line, "call_idx": out_call, "result_idx": out_result})
 
 
-def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> None:
-    """Append rows, given column-wise, to `table` through Arrow (executemany is slow in DuckDB)."""
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, columns: Any) -> None:
+    """Append rows to `table` through Arrow (DuckDB's executemany is slow).
+
+    `columns` is a dict of equal-length lists, or anything Arrow can read as a table
+    (a Polars DataFrame); its column names say which columns of `table` are filled.
+    """
     import pyarrow as pa
 
     batch = pa.table(columns)
     con.register("_tl_insert", batch)
-    con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _tl_insert")
+    con.execute(f"INSERT INTO {table} ({', '.join(batch.column_names)}) SELECT * FROM _tl_insert")
     con.unregister("_tl_insert")
 
 

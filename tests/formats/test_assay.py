@@ -4,6 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tracelab.formats import assay
 from tracelab.formats.base import Quarantined, Source
 from tracelab.ingest import detect_format
@@ -61,6 +64,13 @@ def test_events_become_user_assistant_call_and_result_steps(adapt) -> None:
              "meta": {"from": "episode_end.final_output"}},
         ],
     }
+
+
+def test_labels_come_from_meta_and_case_id_prefers_meta_case_id(adapt) -> None:
+    ep = one(adapt, start(meta={"case_id": "c-1", "test_id": "t-1", "tags": ["ci"],
+                                "principal": {"user_id": "u1"}}), end())
+    assert (ep["case_id"], ep["tags"], ep["principal"]) == ("c-1", ["ci"], {"user_id": "u1"})
+    assert ep["meta"] == {"test_id": "t-1"}
 
 
 def test_results_errors_and_unrecorded_results(adapt) -> None:
@@ -136,6 +146,10 @@ def test_an_event_that_breaks_the_format_quarantines_its_whole_episode(adapt) ->
     assert (item.line, item.reason) == (1, "line 2: tool_call: tool_name is not a non-empty string")
     [item] = adapt(assay, start(timestamp="yesterday"), end())
     assert item.reason == "episode_start: timestamp is not a number of milliseconds"
+    [item] = adapt(assay, start(), step(content="x"), end(timestamp=-5))
+    assert item.reason == "line 3: episode_end: timestamp is not a number of milliseconds"
+    [item] = adapt(assay, start(), step(content={"text": "x"}), end())
+    assert item.reason == "line 2: step: content is not a string"
 
 
 # -- the sample file ------------------------------------------------------------------------
@@ -173,3 +187,28 @@ def test_auto_detection_picks_assay(write_jsonl) -> None:
     assert detect_format(Source(SAMPLE)).name == "assay"
     assert detect_format(Source(write_jsonl([end()]))).name == "assay"
     assert not assay.claims(Source(write_jsonl([{"type": "step", "id": "x"}], "o.jsonl")))
+
+
+# -- robustness -----------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=8,
+)
+EVENT_KEYS = ("timestamp", "input", "meta", "kind", "content", "tool_name", "step_id",
+              "call_index", "args", "result", "error", "outcome", "final_output")
+events = st.lists(st.fixed_dictionaries(
+    {"type": st.sampled_from(assay.EVENT_TYPES), "episode_id": st.sampled_from(["a", "b"])},
+    optional={key: json_values for key in EVENT_KEYS}), max_size=6)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=events)
+def test_any_event_stream_gives_episodes_or_quarantined_lines(adapt, events) -> None:
+    items = adapt(assay, *events)
+    lines = sorted(item.line if isinstance(item, Quarantined) else item[0] for item in items)
+    starts = [i + 1 for i, e in enumerate(events) if e["type"] == "episode_start"]
+    assert set(starts) <= set(lines) <= set(range(1, len(events) + 1))

@@ -5,8 +5,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tracelab.formats import atif
 from tracelab.formats.base import Source
+from tracelab.formats.common import RecordError
 from tracelab.ingest import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "atif"
@@ -157,3 +161,28 @@ def test_samples_ingest_with_paired_calls_statuses_definitions(store) -> None:
 def test_auto_detection_picks_atif() -> None:
     assert detect_format(Source(SAMPLES / "fix_service_config.json")).name == "atif"
     assert detect_format(Source(SAMPLES / "batch.jsonl")).name == "atif"
+
+
+# -- robustness -----------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=8,
+)
+STEP_KEYS = ("message", "tool_calls", "observation", "timestamp", "model_name")
+steps = st.lists(st.fixed_dictionaries(
+    {"source": st.sampled_from(["system", "user", "agent"])},
+    optional={key: json_values for key in STEP_KEYS}), max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=steps, agent=json_values, extra=json_values)
+def test_any_trajectory_gives_an_episode_or_a_record_error(steps, agent, extra) -> None:
+    record = trajectory(*steps, agent=agent, extra=extra, status=extra, total_reward=extra)
+    try:
+        ep = atif.to_episode(record, Source("never-read.json"), 1)
+    except RecordError:
+        return
+    assert all(isinstance(step, dict) and "kind" in step for step in ep["steps"])

@@ -111,6 +111,20 @@ def test_failed_commands_and_editor_errors_are_errors(adapt) -> None:
     ]
 
 
+def test_a_rejected_action_is_denied_and_an_error_observation_on_a_call_is_an_error(adapt) -> None:
+    episode = one(adapt, output([
+        {"id": 1, "source": "user", "observation": "user_rejected",
+         "content": "Action has been rejected by the user! Reason: not on prod.",
+         "tool_call_metadata": tool_metadata("t1", "execute_bash")},
+        {"id": 2, "source": "agent", "observation": "error", "content": "Missing `path`.",
+         "tool_call_metadata": tool_metadata("t2", "str_replace_editor")},
+    ]))
+    assert [(s["status"], s["error"]) for s in episode["steps"]] == [
+        ("denied", "Action has been rejected by the user! Reason: not on prod."),
+        ("error", "Missing `path`."),
+    ]
+
+
 def test_one_response_with_two_calls_gives_its_text_once(adapt) -> None:
     response = tool_metadata("c1", "think", "gen-9", "Two things.", {"thought": "a"})
     second = dict(response, tool_call_id="c2")

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.formats.span_builders import (
@@ -22,7 +24,10 @@ from tests.formats.span_builders import (
 )
 from tracelab.formats import openinference, otlp
 from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.emit_otlp import otlp_lines, to_otlp
+from tracelab.generate import iter_episodes
 from tracelab.ingest import detect_format
+from tracelab.store import open_store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "otlp" / "genai_agents.jsonl"
 
@@ -421,3 +426,106 @@ def test_sample_leaks_are_in_the_transcript(store) -> None:
         "SELECT DISTINCT episode_id, origin FROM transcript WHERE contains(text, ?) OR contains(text, ?) "
         "ORDER BY episode_id", params=["sk_live_51HxQeRefundGatewaySecret", "7730-5521-ZULU"]).rows()
     assert found == [("0af7651916cd43dd8448eb211c80319c", "step.text"), ("conv-refund-8812", "step.text")]
+
+
+# -- native -> otlp (emit_otlp) -> ingest --------------------------------------------------------
+
+NATIVE_SAMPLES = SAMPLE.parents[1] / "native"
+CALLS = ("SELECT episode_id, call_index, tool_name, args, args_text, result_text, "
+         "CASE status WHEN 'denied' THEN 'error' ELSE status END FROM tool_calls "
+         "ORDER BY episode_id, call_index")
+ROUND_TRIP = {
+    "episode_id": "rt-1", "case_id": "book", "agent": "travel", "model": "gpt-4o",
+    "started_at": "2026-05-01T08:00:00Z", "error": "gave up",
+    "tools": [{"name": "search", "effect": "read", "parameters": {"type": "object"}},
+              {"name": "book", "effect": "write"}],
+    "steps": [
+        {"kind": "system", "text": "Book what is asked."},
+        {"kind": "user", "text": "Book LIS to BER."},
+        {"kind": "assistant", "text": "Searching."},
+        {"kind": "tool_call", "name": "search", "call_id": "c1", "args": {"from": "LIS"}},
+        {"kind": "tool_call", "name": "search", "call_id": "", "args": '{"from": "OPO"}'},
+        {"kind": "tool_call", "name": "search", "call_id": "c1", "args": {"from": "FAO"}},
+        {"kind": "tool_result", "call_id": "c1", "text": "2 flights"},
+        {"kind": "tool_result", "call_id": "", "result": {"flights": []}, "status": "error",
+         "error": "no route"},
+        {"kind": "budget", "steps_used": 3},
+        {"kind": "tool_call", "name": "book", "call_id": "c3", "args": {"flight": "FR1"}},
+        {"kind": "tool_result", "call_id": "c3", "text": "not allowed", "status": "denied"},
+        {"kind": "assistant", "text": "Retrying the booking."},
+        {"kind": "tool_call", "name": "book", "call_id": "c4", "args": "{broken"},
+    ],
+}
+
+
+def _ingest(tmp_path: Path, name: str, lines: list[bytes], fmt: str) -> list[tuple]:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_bytes(b"".join(lines))
+    with open_store(tmp_path / f"{name}.duckdb") as store:
+        report = store.ingest([path])
+        assert (report.files[0].format, report.quarantined) == (fmt, 0)
+        return store.sql(CALLS).rows()
+
+
+def test_native_to_otlp_gives_the_same_tool_calls(tmp_path: Path) -> None:
+    native = _ingest(tmp_path, "native", [orjson.dumps(ROUND_TRIP) + b"\n"], "native")
+    emitted = _ingest(tmp_path, "otlp", list(otlp_lines([ROUND_TRIP])), "otlp")
+    assert [(row[2], row[6]) for row in native] == [
+        ("search", "ok"), ("search", "error"), ("search", "missing"), ("book", "error"),
+        ("book", "missing")]
+    assert emitted == native
+
+
+def test_emitted_record_uses_the_newer_genai_attributes() -> None:
+    [batch] = to_otlp(ROUND_TRIP)["resourceSpans"]
+    spans = batch["scopeSpans"][0]["spans"]
+    decoded = [(s["name"], otlp.attributes(s["attributes"], "a"), s.get("status")) for s in spans]
+    root = decoded[0]
+    assert root[0] == "invoke_agent travel"
+    assert root[2] == {"code": 2, "message": "gave up"}
+    assert json.loads(root[1]["gen_ai.tool.definitions"]) == [
+        {"type": "function", "name": "search", "parameters": {"type": "object"}, "x-effect": "read"},
+        {"type": "function", "name": "book", "x-effect": "write"}]
+    assert otlp.attributes(batch["resource"]["attributes"], "r") == {
+        "service.name": "travel", "tracelab.case_id": "book"}
+    assert [name for name, _, _ in decoded] == [
+        "invoke_agent travel", "chat gpt-4o", "chat gpt-4o", "execute_tool search",
+        "execute_tool search", "chat gpt-4o", "execute_tool book", "chat gpt-4o"]
+    denied = decoded[6]
+    assert denied[1]["error.type"] == "denied"
+    assert denied[2] == {"code": 2}
+    first_chat, second_chat = decoded[1][1], decoded[2][1]
+    assert json.loads(first_chat["gen_ai.input.messages"]) == [
+        {"role": "system", "parts": [{"type": "text", "content": "Book what is asked."}]},
+        {"role": "user", "parts": [{"type": "text", "content": "Book LIS to BER."}]}]
+    # c1 is recorded by its execute_tool span (the part's id says so); the id-less call with a
+    # result only by its span; the result-less second c1 by a part of a chat span of its own, at
+    # its own time (after the spans of the calls before it), its reused id dropped
+    assert json.loads(first_chat["gen_ai.output.messages"]) == [{"role": "assistant", "parts": [
+        {"type": "text", "content": "Searching."},
+        {"type": "tool_call", "id": "c1", "name": "search", "arguments": {"from": "LIS"}}]}]
+    assert json.loads(second_chat["gen_ai.output.messages"]) == [{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": None, "name": "search", "arguments": {"from": "FAO"}}]}]
+    assert {span["traceId"] for span in spans} == {hashlib.sha256(b"rt-1").hexdigest()[:32]}
+
+
+def _valid_native_samples(tmp_path: Path) -> list[dict]:
+    with open_store(tmp_path / "samples.duckdb") as store:
+        store.ingest([NATIVE_SAMPLES])
+        stored = set(store.sql("SELECT source_uri, source_line FROM episodes").rows())
+    found = []
+    for path in sorted(NATIVE_SAMPLES.glob("*.jsonl")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+            if (str(path), number) in stored:
+                found.append(json.loads(line))
+    return found
+
+
+def test_native_samples_and_a_generated_corpus_round_trip_through_otlp(tmp_path: Path) -> None:
+    if not NATIVE_SAMPLES.is_dir():
+        pytest.skip(f"no native samples at {NATIVE_SAMPLES}")
+    episodes = _valid_native_samples(tmp_path) + list(iter_episodes(120, 5))
+    native = _ingest(tmp_path, "native", [orjson.dumps(e) + b"\n" for e in episodes], "native")
+    emitted = _ingest(tmp_path, "otlp", list(otlp_lines(episodes)), "otlp")
+    assert len(native) > 500
+    assert emitted == native

@@ -108,7 +108,8 @@ def openhands_counts(folder: Path) -> Counts:
                 calls += 1
             else:
                 results += 1
-                errors += event.get("success") is False or event["content"].startswith("ERROR:")
+                errors += (event.get("success") is False or event["observation"] == "error"
+                           or event["content"].startswith("ERROR:"))
     return Counts(episodes, calls, errors, calls - results)
 
 

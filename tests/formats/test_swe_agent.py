@@ -114,6 +114,20 @@ def test_history_alone_gives_calls_with_tool_call_ids(tmp_path: Path) -> None:
     assert episode["output"] == "All done, no command."
 
 
+def test_a_tool_message_after_another_result_is_still_a_result(tmp_path: Path) -> None:
+    episode = one(write_traj(tmp_path, {"history": [
+        {"role": "assistant", "content": "", "action": "ls",
+         "tool_calls": [{"function": {"name": "bash", "arguments": "{}"}, "id": "c1"}]},
+        {"role": "tool", "content": "a.py", "tool_call_ids": ["c1"]},
+        {"role": "tool", "content": "late output", "tool_call_ids": ["c2"]},
+        {"role": "user", "content": "Please go on."}]}))
+    assert episode["steps"][1:] == [
+        {"kind": "tool_result", "call_id": "c1", "name": "ls", "text": "a.py", "status": "ok"},
+        {"kind": "tool_result", "call_id": "c2", "text": "late output", "status": "ok"},
+        {"kind": "user", "text": "Please go on."},
+    ]
+
+
 def test_model_and_case_id_come_from_replay_config_even_as_a_json_string(tmp_path: Path) -> None:
     config = {"agent": {"model": {"name": "gpt-4o"}}, "problem_statement": {"id": "org__repo-i3"}}
     for replay_config in (config, json.dumps(config)):

@@ -81,7 +81,7 @@ def test_an_element_that_is_not_a_run_is_quarantined_by_position(tmp_path: Path)
     assert [type(i).__name__ for i in items] == ["tuple", "Quarantined", "Quarantined"]
     assert (items[1].line, items[1].reason) == (
         2, "not a tau-bench run: expected an object with `task_id` and a `traj` list")
-    assert items[2].line == 3 and items[2].reason.startswith("messages[0]: unknown role 'robot'")
+    assert items[2].line == 3 and items[2].reason.startswith("traj[0]: unknown role 'robot'")
 
 
 def test_json_lines_runs_are_read_too(write_jsonl) -> None:

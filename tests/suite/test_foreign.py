@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,7 @@ from tracelab.suite import (
     ToolSequence,
     load_suite,
 )
+from tracelab.suite.foreign import HARNESS_EXPECT, METRIC_KEYS, MODEL_METRICS
 
 # --- the agent-runtime harness ------------------------------------------------------------
 
@@ -342,10 +344,6 @@ def test_assay_structured_policy_uses_schemas_and_refuses_the_rest(tmp_path):
 
 
 def test_every_foreign_key_is_documented():
-    from pathlib import Path
-
-    from tracelab.suite.foreign import HARNESS_EXPECT, METRIC_KEYS, MODEL_METRICS
-
     docs = (Path(__file__).resolve().parents[2] / "docs" / "suites.md").read_text()
     keys = {*HARNESS_EXPECT, *METRIC_KEYS, *MODEL_METRICS}
     keys.update(k for metric_keys in METRIC_KEYS.values() for k in metric_keys)

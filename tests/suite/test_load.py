@@ -35,6 +35,8 @@ from tracelab.suite import (
     ToolStatus,
     load_suite,
 )
+from tracelab.suite._parse import ASSERTION_KEYS, EXPECT_KEYS, RULE_KEYS
+from tracelab.suite.load import CASE_KEYS, TOP_KEYS
 
 # --- the full fixture --------------------------------------------------------------------
 
@@ -410,28 +412,50 @@ def test_unquoted_version_is_a_number_not_a_string(tmp_path):
                             '"1.10"')
 
 
-@pytest.mark.parametrize(("snippet", "key", "got"), [
-    ("    id: 12\n", "cases[0].id", "the number 12"),
-    ("    category: yes\n", "category", "the boolean true"),
-    ("    min_pass_rate: high\n", "min_pass_rate", "expected a number, got the string 'high'"),
-    ("    allow_no_runs: 1\n", "allow_no_runs", "expected true or false, got the number 1"),
-    ("    expect: {max_steps: 2.5}\n", "expect.max_steps", "expected an integer, got the number"),
-    ("    expect: {max_steps: true}\n", "expect.max_steps", "expected an integer, got the boolean"),
-    ("    expect: {tools_called: get_roster}\n", "expect.tools_called",
+@pytest.mark.parametrize(("case", "key", "got"), [
+    ("- {id: a, category: yes}", "category", "expected a string, got the boolean true"),
+    ("- {id: a, min_pass_rate: high}", "min_pass_rate",
+     "expected a number, got the string 'high'"),
+    ("- {id: a, allow_no_runs: 1}", "allow_no_runs", "expected true or false, got the number 1"),
+    ("- {id: a, expect: {max_steps: 2.5}}", "expect.max_steps",
+     "expected an integer, got the number 2.5"),
+    ("- {id: a, expect: {max_steps: true}}", "expect.max_steps",
+     "expected an integer, got the boolean true"),
+    ("- {id: a, expect: {tools_called: get_roster}}", "expect.tools_called",
      "expected a list, got the string 'get_roster'"),
-    ("    expect: {termination: 2024-01-01}\n", "expect.termination", "the date 2024-01-01"),
-    ("    assertions: [{type: trace_must_call_tool, tool: 7}]\n", "assertions[0].tool",
+    ("- {id: a, expect: {termination: 2024-01-01}}", "expect.termination",
+     "expected a string, got the date 2024-01-01"),
+    ("- {id: a, assertions: [{type: trace_must_call_tool, tool: 7}]}", "assertions[0].tool",
      "expected a string, got the number 7"),
-    ("    assertions: [{type: trace_tool_sequence, sequence: [a], allow_other_tools: 'no'}]\n",
+    ("- {id: a, assertions: [{type: trace_tool_sequence, sequence: [a], "
+     "allow_other_tools: 'no'}]}",
      "assertions[0].allow_other_tools", "expected true or false, got the string 'no'"),
-    ("    assertions: [{type: trace_must_call_tool, tool: t, min_calls: -1}]\n",
+    ("- {id: a, assertions: [{type: trace_must_call_tool, tool: t, min_calls: -1}]}",
      "assertions[0].min_calls", "must be at least 0, got -1"),
+    ("- {id: a, tools: {}}", "tools", "unknown key in a case"),
 ])
-def test_type_rules(tmp_path, snippet, key, got):
-    message = refused(tmp_path, "  - id: a\n" + snippet if not snippet.startswith("    id") else
-                      "  -" + snippet[3:])
-    assert f"key '{key}'" in message
-    assert got in message
+def test_type_rules(tmp_path, case, key, got):
+    message = refused(tmp_path, "  " + case + "\n")
+    assert f":6: case 'a': key '{key}': {got}" in message
+
+
+def test_a_numeric_case_id_must_be_quoted(tmp_path):
+    message = refused(tmp_path, "  - id: 12\n")
+    assert message.endswith(":6: key 'cases[0].id': expected a string, got the number 12 "
+                            '(written 12); quote it if you meant the string: "12"')
+
+
+def test_yaml_merge_keys_are_not_repeated_keys(tmp_path):
+    suite = load(tmp_path, """
+          - id: base
+            expect: &leaks {must_not_leak: [a], must_mention: [m]}
+          - id: merged
+            expect:
+              <<: *leaks
+              must_mention: [n]
+        """)
+    assert suite.cases[1].expect.must_mention == ("n",)
+    assert suite.cases[1].expect.must_not_leak == ("sk-live-", "a")
 
 
 def test_min_pass_rate_must_be_a_rate(tmp_path):
@@ -455,8 +479,8 @@ def test_trace_max_steps_kinds_must_be_step_kinds(tmp_path):
               - {type: trace_max_steps, max: 3, kinds: [tool_call, toolcall]}
         """)
     assert message.endswith(":8: case 'a': key 'assertions[0].kinds[1]': 'toolcall' is not a "
-                            "step kind (use system, user, assistant, tool_call, tool_result, "
-                            "confirmation, budget, retrieval, error, event)")
+                            "step kind (use system, user, assistant, error, tool_call, tool_result, "
+                            "confirmation, budget, retrieval, event)")
 
 
 def test_tool_status_allow_must_be_statuses(tmp_path):
@@ -816,9 +840,6 @@ def test_path_shown_as_given(tmp_path, monkeypatch):
 
 
 def test_every_key_is_documented():
-    from tracelab.suite._parse import ASSERTION_KEYS, EXPECT_KEYS, RULE_KEYS
-    from tracelab.suite.load import CASE_KEYS, TOP_KEYS
-
     docs = (Path(__file__).resolve().parents[2] / "docs" / "suites.md").read_text()
     keys = {*TOP_KEYS, *CASE_KEYS, *EXPECT_KEYS, *ASSERTION_KEYS, *RULE_KEYS, "args_match",
             "status", "case_id", "agent_version", "model", "tags", "where"}

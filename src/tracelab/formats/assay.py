@@ -132,17 +132,14 @@ class _Episode:
         fields["started_at"] = _iso(self.start.get("timestamp"), "episode_start")
         meta = rest(meta_in, LABEL_KEYS)
         steps = self._input_steps(meta, fields["started_at"])
-        end = None
         for line, raw, event in self.events:
             try:
                 if event["type"] == "episode_end":
-                    end = event
+                    _end(event, steps, fields, meta)
                 else:
                     steps.extend(_event_steps(event, steps, fields))
             except RecordError as exc:
                 raise _BadEvent(line, str(exc), raw) from None
-        if end is not None:
-            self._end(end, steps, fields, meta)
         if meta:
             fields["meta"] = meta
         return build_episode({k: v for k, v in fields.items() if v is not None}, steps, None)
@@ -158,25 +155,34 @@ class _Episode:
             meta["input"] = given
         return []
 
-    def _end(self, end: Record, steps: list[Step], fields: Record, meta: Record) -> None:
-        fields["ended_at"] = _iso(end.get("timestamp"), "episode_end")
-        outcome = end.get("outcome")
-        fields["termination"] = fields.get("termination") or (
-            "error" if outcome == "error" else "completed"
-        )
-        if outcome is not None:
-            meta["outcome"] = outcome
-        final = end.get("final_output")
-        if isinstance(final, str) and not (steps and steps[-1]["kind"] == "assistant"
-                                           and steps[-1].get("text") == final):
-            steps.append({"kind": "assistant", "text": final, "ts": fields["ended_at"],
-                          "meta": {"from": "episode_end.final_output"}})
 
 
 class _BadEvent(Exception):
     def __init__(self, line: int, reason: str, raw: bytes) -> None:
         super().__init__(reason)
         self.line, self.reason, self.raw = line, reason, raw
+
+
+def _end(end: Record, steps: list[Step], fields: Record, meta: Record) -> None:
+    """`episode_end`: ended_at, termination, the outcome label, and the final output.
+
+    A `final_output` that is not already the last assistant step's text becomes the
+    last assistant step, so that `output` (the last step's text) is that answer.
+    """
+    fields["ended_at"] = _iso(end.get("timestamp"), "episode_end")
+    outcome = end.get("outcome")
+    fields["termination"] = fields.get("termination") or (
+        "error" if outcome == "error" else "completed"
+    )
+    if outcome is not None:
+        meta["outcome"] = outcome
+    final = end.get("final_output")
+    last = steps[-1] if steps else {}
+    if isinstance(final, str) and (last.get("kind"), last.get("text")) != ("assistant", final):
+        step: Step = {"kind": "assistant", "text": final, "meta": {"from": "episode_end.final_output"}}
+        if fields["ended_at"]:
+            step["ts"] = fields["ended_at"]
+        steps.append(step)
 
 
 def _event_steps(event: Record, steps: list[Step], fields: Record) -> list[Step]:

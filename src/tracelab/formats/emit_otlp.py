@@ -212,7 +212,9 @@ class _Emitter:
             "gen_ai.tool.call.result": content,
             "error.type": "denied" if status == "denied" else None,
         }
-        failed = {"code": 2, "message": result.get("error") or ""} if status != "ok" else None
+        failed = None
+        if status != "ok":
+            failed = {"code": 2, "message": result["error"]} if result.get("error") else {"code": 2}
         self._span(f"execute_tool {call.get('name') or ''}".strip(), self._time(call_index),
                    self._time(result_index), attrs, failed)
 

@@ -54,6 +54,8 @@ unknown = (
 
 HEADER_ENTRIES = ("header.json", "_journal/start.json", "start.json")
 """Where an archive keeps its eval spec: finished logs, logs being written, old logs."""
+ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError)
+"""What reading a damaged or truncated zip raises."""
 ZSTD_METHOD = 93
 """Zip compression method id of Zstandard, which `zipfile` reads only from Python 3.14."""
 EVAL_META_KEYS = (
@@ -92,7 +94,7 @@ def claims(source: Source) -> bool:
         try:
             with zipfile.ZipFile(source.path) as archive:
                 return _is_log(_header(archive, source))
-        except (zipfile.BadZipFile, DataError, OSError):
+        except ARCHIVE_ERRORS:
             return False
     return is_json_document(source) and _is_log(first_record(source))
 
@@ -128,7 +130,7 @@ def _archive_episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Q
                 for info in archive.infolist()
                 if _is_sample_entry(info.filename)
             ]
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+    except ARCHIVE_ERRORS as exc:
         raise DataError(
             f"{source.uri}: not a readable .eval archive ({exc}); nothing of it was loaded"
         ) from None

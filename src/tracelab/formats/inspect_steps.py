@@ -39,7 +39,7 @@ from tracelab.formats.common import (
 )
 
 SCORER_TYPES = frozenset({"scorer", "scorers"})
-DENIED_ERRORS = frozenset({"approval"})
+DENIED_ERRORS = frozenset()
 """Tool error types meaning the call was refused before it ran."""
 INPUT_ROLES = {"system": "system", "user": "user"}
 APPROVAL_KEYS = ("decision", "approver", "explanation")
@@ -100,7 +100,7 @@ class _Transcript:
             event = require_object(event, f"{self.where}.events[{index}]")
             kind = event.get("event")
             if kind == "step" and _among(event.get("type"), SCORER_TYPES):
-                scorer_steps += 1 if event.get("action") == "begin" else -1
+                scorer_steps = max(0, scorer_steps + (1 if event.get("action") == "begin" else -1))
             elif not scorer_steps and not _in_scorer(event, spans) and _among(kind, self.handlers):
                 self.handlers[kind](event)
 
@@ -118,7 +118,7 @@ class _Transcript:
         message = _output_message(event)
         if message is not None:
             self.seen.add(_message_key(message))
-            turn = self._assistant(message, "output")
+            turn = self._assistant(message, f"{self.where}: a model event's output")
             self.pending.update(
                 s["call_id"] for s in turn
                 if s["kind"] == "tool_call" and isinstance(s.get("call_id"), str)

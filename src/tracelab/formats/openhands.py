@@ -40,11 +40,12 @@ maps = (
     "message action -> user or assistant step (by source); an action with tool_call_metadata -> "
     "the model's text (model_response message content, once per response) as an assistant "
     "step, then a tool_call (function_name, tool_call_id, the model's arguments); an "
-    "observation with tool_call_metadata -> tool_result (content), status error when "
-    "success is false (exit code -> meta.exit_code, error = the event message) or the content "
-    "starts with `ERROR:` (str_replace_editor); an error observation without a call -> error "
-    "step; any other event (recall, state changes) -> event step (name = its type, data = "
-    "args/extras); timestamp -> ts, first/last -> started_at/ended_at; instance_id -> case_id; "
+    "observation with tool_call_metadata -> tool_result (content), status denied for "
+    "user_rejected, error for an error observation, for success false (a non-zero exit code, "
+    "kept in meta.exit_code; error = the event message) or content starting `ERROR:` "
+    "(str_replace_editor); an error observation without a call -> error step; any other "
+    "event (recall, state changes) -> event step (name = its type, data = args/extras); "
+    "timestamp -> ts, first/last -> started_at/ended_at; instance_id -> case_id; "
     "metadata.agent_class -> agent, metadata.llm_config.model -> model, the system action's "
     "openhands_version -> agent_version; error -> termination error + error, else a finish "
     "call -> termination completed; instruction, metadata, metrics, test_result, instance -> meta"
@@ -219,17 +220,27 @@ def _model_call(metadata: Record, call_id: Any) -> tuple[Record, Record]:
 
 def _result(event: Record, metadata: Record, where: str) -> Step:
     text = _text(event, "content", where)
+    status, error = _outcome(event, text)
+    step = tool_result_step(
+        metadata.get("tool_call_id"), metadata.get("function_name"), text, status != "ok", error
+    )
+    step["status"] = status
     extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
     run = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
-    error = None
-    if event.get("success") is False:
-        error = event.get("message")
-    elif text is not None and text.startswith(ERROR_PREFIX):
-        error = text[len(ERROR_PREFIX):].strip()
-    failed = event.get("success") is False or error is not None
-    step = tool_result_step(
-        metadata.get("tool_call_id"), metadata.get("function_name"), text, failed, error
-    )
     if run.get("exit_code") is not None:
         step["meta"] = {"exit_code": run["exit_code"]}
     return step
+
+
+def _outcome(event: Record, text: str | None) -> tuple[str, Any]:
+    """The result's status (`ok`, `error`, `denied`) and its error text."""
+    observation = event.get("observation")
+    if observation == "user_rejected":  # confirmation mode: the user refused the action
+        return "denied", text
+    if observation == "error":
+        return "error", text
+    if event.get("success") is False:  # a command that exited non-zero
+        return "error", event.get("message")
+    if text is not None and text.startswith(ERROR_PREFIX):
+        return "error", text[len(ERROR_PREFIX):].strip()
+    return "ok", None

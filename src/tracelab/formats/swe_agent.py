@@ -164,7 +164,8 @@ def _entry_steps(entry: Record, where: str) -> list[Step]:
 
 
 def _history_steps(history: list[Any]) -> list[Step]:
-    """History messages; an assistant `action` is a call, the next tool/user message its result."""
+    """History messages; an assistant `action` is a call, and a tool message (or the user
+    message right after the call, where observations are user messages) is a result."""
     steps: list[Step] = []
     pending: Step | None = None
     for index, message in enumerate(history):
@@ -174,11 +175,11 @@ def _history_steps(history: list[Any]) -> list[Step]:
         if role == "assistant":
             steps.extend(_assistant(message, where))
             pending = steps[-1] if steps and steps[-1]["kind"] == "tool_call" else None
-        elif pending is not None and role in ("tool", "user"):
+        elif role == "tool" or (role == "user" and pending is not None):
             ids = message.get("tool_call_ids")
             call_id = ids[0] if isinstance(ids, list) and ids else None
-            result = _result(message.get("content"), pending.get("name"), f"{where}.content", call_id)
-            steps.append(result)
+            name = pending.get("name") if pending is not None else None
+            steps.append(_result(message.get("content"), name, f"{where}.content", call_id))
             pending = None
         elif role in ("system", "user"):
             text, parts = content_text(message.get("content"), where)

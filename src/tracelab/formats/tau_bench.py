@@ -55,7 +55,13 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
     chat["messages"] = record["traj"]
     if record["task_id"] is not None:
         chat["case_id"] = str(record["task_id"])
-    episode = openai_chat.to_episode(chat, source, line)
+    try:
+        episode = openai_chat.to_episode(chat, source, line)
+    except RecordError as exc:
+        # The chat adapter names the list `messages`; a tau-bench user knows it as `traj`.
+        reason = str(exc)
+        raise RecordError("traj" + reason[len("messages"):] if reason.startswith("messages[")
+                          else reason) from None
     episode["steps"] = [_with_error(step) for step in episode["steps"]]
     return episode
 

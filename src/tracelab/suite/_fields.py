@@ -178,6 +178,18 @@ class Fields:
             return None
         return tuple(check_str(item, ctx, line, raw) for item, ctx, line, raw in self.items(key))
 
+    def choices(self, key: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:
+        """A list of strings each one of `allowed` (e.g. step kinds), or None when absent."""
+        if key not in self.data:
+            return None
+        values = []
+        for item, ctx, line, raw in self.items(key):
+            value = check_str(item, ctx, line, raw)
+            if value not in allowed:
+                raise ctx.error(f"{value!r} is not {what} (use {', '.join(allowed)})", line)
+            values.append(value)
+        return tuple(values)
+
     def sub(self, key: str, allowed: Iterable[str], what: str) -> Fields:
         """The mapping at `key`, read with its own allowed keys."""
         return Fields(self.data[key], self.ctx.at(key), allowed, what, self.line(key))

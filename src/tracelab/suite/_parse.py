@@ -5,14 +5,15 @@ raises a SuiteError naming file, line, case and key.
 """
 from __future__ import annotations
 
-import datetime as dt
 import difflib
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, get_args
 
+from tracelab.ingest import STEP_KEYS
 from tracelab.suite._fields import Ctx, Fields, check_str, describe
 from tracelab.suite._source import line_of, raw_of, read_document
 from tracelab.suite.model import (
@@ -47,8 +48,7 @@ from tracelab.suite.schemas import SchemaRefused, args_pass, schema_validator
 from tracelab.suite.where import SqlChecker
 
 STATUSES: tuple[str, ...] = get_args(Status)
-STEP_KINDS = ("system", "user", "assistant", "tool_call", "tool_result", "confirmation",
-              "budget", "retrieval", "error", "event")
+STEP_KINDS = tuple(STEP_KEYS)
 
 EXPECT_LISTS = ("tools_called", "must_mention", "must_not_leak", "confirmations_raised",
                 "writes", "writes_allowed", "must_not_write")
@@ -117,8 +117,8 @@ def to_json(value: Any, ctx: Ctx, line: int | None) -> Any:
         return out
     if isinstance(value, list):
         return [to_json(item, ctx.at(i), line_of(value, i) or line) for i, item in enumerate(value)]
-    if isinstance(value, (dt.date, dt.datetime)):
-        raise ctx.error(f"not a JSON value: {describe(value)}", line)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ctx.error(f"not a JSON value: {value}", line)
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     raise ctx.error(f"not a JSON value: {describe(value)}", line)
@@ -172,7 +172,7 @@ def check_pattern(pattern: str, ctx: Ctx, line: int | None, env: Env) -> str:
 
 
 def dedupe(items: tuple[str, ...]) -> tuple[str, ...]:
-    """The first of each run of exactly equal strings, in order."""
+    """The strings in order, keeping only the first of exactly equal ones."""
     return tuple(dict.fromkeys(items))
 
 
@@ -211,15 +211,9 @@ def read_matchers(f: Fields, key: str, env: Env) -> tuple[ToolMatcher, ...]:
 
 def read_statuses(f: Fields, key: str, allow_empty: bool) -> tuple[Status, ...] | None:
     """A list of call statuses (ok, error, denied, missing), or None when absent."""
-    values = f.strings(key)
-    if values is None:
-        return None
-    if not values and not allow_empty:
+    values = f.choices(key, STATUSES, "a call status")
+    if values == () and not allow_empty:
         raise f.err(key, "an empty status list matches no call; list at least one status")
-    for index, status in enumerate(values):
-        if status not in STATUSES:
-            raise f.ctx.at(key).at(index).error(
-                f"{status!r} is not a call status (use {', '.join(STATUSES)})", f.line(key))
     return values  # type: ignore[return-value]
 
 
@@ -311,8 +305,7 @@ def check_cases(cases: tuple[Case, ...], min_cases: int, top: Fields) -> None:
 # --- assertions --------------------------------------------------------------------------
 
 
-def read_assertions(f: Fields, env: Env, taken: set[str], first_index: int = 0
-                    ) -> tuple[Assertion, ...]:
+def read_assertions(f: Fields, env: Env, taken: set[str]) -> tuple[Assertion, ...]:
     """The `assertions` list of a case; ids default to `<type>[<index>]` and must be unique.
 
     `taken` holds the case's other result ids; it is extended with every id read.
@@ -322,8 +315,8 @@ def read_assertions(f: Fields, env: Env, taken: set[str], first_index: int = 0
     if not f.has("assertions") or f.get("assertions") is None:
         return ()
     out = []
-    for offset, (entry, ctx, line, _) in enumerate(f.items("assertions")):
-        assertion = read_assertion(entry, first_index + offset, ctx, line, env, taken)
+    for index, (entry, ctx, line, _) in enumerate(f.items("assertions")):
+        assertion = read_assertion(entry, index, ctx, line, env, taken)
         if assertion is not None:
             out.append(assertion)
     return tuple(out)
@@ -386,12 +379,8 @@ def _tool_sequence(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
 
 def _max_steps(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
     f.require("max")
-    kinds = f.strings("kinds")
-    for index, step_kind in enumerate(kinds or ()):
-        if step_kind not in STEP_KINDS:
-            raise f.ctx.at("kinds").at(index).error(
-                f"{step_kind!r} is not a step kind (use {', '.join(STEP_KINDS)})", f.line("kinds"))
-    return MaxSteps(id=ident, type=kind, max=f.integer("max", minimum=0), kinds=kinds)
+    return MaxSteps(id=ident, type=kind, max=f.integer("max", minimum=0),
+                    kinds=f.choices("kinds", STEP_KINDS, "a step kind"))
 
 
 def _blocklist(f: Fields, ident: str, kind: str, env: Env) -> Assertion | None:
@@ -428,8 +417,7 @@ def _fixture_outcome(f: Fields, passed: bool, what: str) -> None:
 def _args_valid(f: Fields, ident: str, kind: str, env: Env) -> Assertion | None:
     f.require("tool")
     tool = f.string("tool")
-    fixture = [k for k in FIXTURE_KEYS if f.has(k)]
-    if fixture:
+    if any(f.has(k) for k in FIXTURE_KEYS):
         if f.has("schema"):
             raise f.err("schema", "give either `schema` or the fixture keys "
                                   "(test_args, policy, expect), not both")

@@ -115,7 +115,8 @@ def _harness_case_model(item: Any, index: int, ctx: Ctx, line: int | None) -> Ca
     if not expect.must_not_leak:
         raise f.ctx.at("expect").error(
             "no mustNotLeak: every case must name strings that may never appear", f.line("expect"))
-    return Case(id=case_id, input=f.string("input"), expect=expect, line=line)
+    text = None if f.get("input") is None else f.string("input")
+    return Case(id=case_id, input=text, expect=expect, line=line)
 
 
 # --- Assay's eval.yaml --------------------------------------------------------------------

@@ -1,0 +1,78 @@
+"""Shared benchmark plumbing: corpora, timed subprocesses with peak RSS, results."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+WORK = ROOT / "work"
+RESULTS = ROOT / "results"
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Run:
+    """One measured command: wall seconds and the peak RSS of its process, in MiB."""
+
+    seconds: float
+    peak_rss_mib: float
+
+
+def measure(argv: list[str], *, env: dict[str, str] | None = None) -> Run:
+    """Run `argv` to completion; fail loudly if it fails."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env={**os.environ, **(env or {})},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    if status != 0:
+        raise SystemExit(f"benchmark command failed ({status}): {' '.join(argv)}\n{stderr}")
+    return Run(round(seconds, 3), round(usage.ru_maxrss / 1024, 1))
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def tracelab(*args: str) -> list[str]:
+    return [str(BIN / "tracelab"), *args]
+
+
+def corpus(episodes: int, seed: int = 7) -> Path:
+    """The synthetic native corpus of that size, generated once and cached in benchmarks/work."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / f"corpus-{episodes}-{seed}.jsonl"
+    if not path.exists():
+        print(f"generating {episodes:,} episodes -> {path}", flush=True)
+        subprocess.run(tracelab("generate", str(path), "--episodes", str(episodes), "--seed", str(seed)),
+                       check=True, stdout=subprocess.DEVNULL)
+    return path
+
+
+def fresh(path: Path) -> Path:
+    """`path` with any previous file (and its WAL) removed."""
+    for p in (path, Path(f"{path}.wal")):
+        if p.exists():
+            p.unlink()
+    return path
+
+
+def machine() -> dict[str, object]:
+    import duckdb
+
+    return {"platform": platform.platform(), "python": platform.python_version(),
+            "cpus": os.cpu_count(), "duckdb": duckdb.__version__}
+
+
+def write_results(results: dict[str, object]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / "latest.json"
+    out.write_text(json.dumps(results, indent=2, default=lambda o: asdict(o)) + "\n")
+    return out

@@ -1,0 +1,139 @@
+"""`tracelab.check`: load a suite, refuse what cannot fail, evaluate, save the results."""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from tracelab.errors import SuiteError
+from tracelab.ingest import insert_arrow
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from tracelab.store import Store
+    from tracelab.suite.model import Suite
+    from tracelab.suite.results import CheckResult
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """One check: the result, and where and when it ran.
+
+    Attributes:
+        result: verdict rows, case verdicts and summary counts.
+        suite: the loaded suite.
+        run_id: the id under which `check_runs` / `check_results` hold it (also when not saved).
+        store: the store's path.
+        elapsed_ms: wall time of loading and evaluating.
+        saved: whether the rows were written to the store.
+    """
+
+    result: CheckResult
+    suite: Suite
+    run_id: str
+    store: str
+    elapsed_ms: int
+    saved: bool
+
+    @property
+    def verdicts(self) -> pl.DataFrame:
+        """One row per (case, assertion, run): passed, exercised, reason."""
+        return self.result.verdicts
+
+    @property
+    def passed(self) -> bool:
+        return self.result.passed
+
+
+def refuse_findings(suite: Suite) -> None:
+    """Raise `SuiteError` when the static sweep (suite.md §6) finds anything."""
+    from tracelab.suite import lint_suite
+
+    findings = lint_suite(suite)
+    if findings:
+        first = findings[0]
+        more = f" (and {len(findings) - 1} more: see `tracelab lint`)" if len(findings) > 1 else ""
+        raise SuiteError(f"{suite.path}: case {first.case!r}, {first.assertion}: {first.kind}: "
+                         f"{first.reason}{more}; pass --allow-ineffective to check anyway")
+
+
+def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
+          cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
+          allow_ineffective: bool = False, save: bool = True) -> CheckRun:
+    """Check a suite against every stored run it selects.
+
+    Args:
+        store: an open `Store`, or the path of one (opened for this call).
+        suite_path: a tracelab suite (YAML), a harness JSON suite or an Assay eval.yaml.
+        cases: check only these case ids (`--case`).
+        categories: check only cases of these categories (`--category`); an unknown one is an error.
+        strict: count a run with an `exercised = no` row as failed.
+        allow_ineffective: check a suite the static sweep refuses.
+        save: write `check_runs` / `check_results` (never on a read-only store).
+
+    Raises:
+        SuiteError: an invalid, ineffective or contradictory suite.
+        UsageError: an unknown case or category.
+        StoreError: the store cannot be opened.
+    """
+    from tracelab.store import Store, open_store
+
+    if not isinstance(store, Store):
+        with open_store(store, read_only=not save, create=False) as opened:
+            return check(opened, suite_path, cases=cases, categories=categories, strict=strict,
+                         allow_ineffective=allow_ineffective, save=save)
+    from tracelab.suite import load_suite
+    from tracelab.suite.evaluate import choose_cases, evaluate
+
+    started = datetime.now(timezone.utc)
+    clock = time.perf_counter()
+    suite = load_suite(suite_path)
+    choose_cases(suite, cases, categories)  # unknown case or category: refused before anything runs
+    if not allow_ineffective:
+        refuse_findings(suite)
+    result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict)
+    elapsed_ms = round((time.perf_counter() - clock) * 1000)
+    run_id = uuid.uuid4().hex[:16]
+    saved = save and not store.read_only
+    if saved:
+        _save(store, suite, result, run_id, started, elapsed_ms)
+    return CheckRun(result, suite, run_id, str(store.path), elapsed_ms, saved)
+
+
+def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started: datetime,
+          elapsed_ms: int) -> None:
+    con = store.con
+    con.begin()
+    try:
+        con.execute("INSERT INTO check_runs VALUES (?, ?, ?, ?, ?)",
+                    [run_id, suite.name, suite.sha256, started, elapsed_ms])
+        import polars as pl
+
+        insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+
+
+def envelope(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False) -> dict[str, Any]:
+    """The whole `check --format json` document of cli-and-results.md."""
+    from tracelab import __version__
+
+    return {
+        "tracelab_version": __version__,
+        "suite": run.suite.name,
+        "suite_path": str(suite_path),
+        "suite_sha256": run.suite.sha256,
+        "run_id": run.run_id,
+        "store": run.store,
+        "elapsed_ms": run.elapsed_ms,
+        **run.result.to_json_dict(all_results),
+    }
+
+
+__all__ = ["CheckRun", "check", "envelope", "refuse_findings"]

@@ -1,0 +1,56 @@
+"""`tracelab check`."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tracelab.cli.options import store_option
+
+
+@click.command()
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.option("--category", "categories", multiple=True, help="Check only cases of this category (repeatable).")
+@click.option("--case", "cases", multiple=True, help="Check only this case id (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
+              help="Report format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of standard output.")
+@click.option("--all-results", is_flag=True, help="List every result, not only failures and not-exercised passes.")
+@click.option("--strict", is_flag=True, help="Count a run with a not-exercised result as failed.")
+@click.option("--allow-ineffective", is_flag=True,
+              help="Check a suite even when the static sweep finds ineffective or contradictory assertions.")
+@click.option("--no-save", is_flag=True, help="Do not write check_runs / check_results to the store.")
+@store_option
+def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str, output: str | None,
+          all_results: bool, strict: bool, allow_ineffective: bool, no_save: bool, store_path: str | None) -> None:
+    """Evaluate SUITE over the stored runs.
+
+    Exit 0 when every checked case passed, 1 when one failed, 2 for a suite or usage
+    error, 3 for a store error.
+    """
+    from tracelab.check import check as run_check
+    from tracelab.report import render_json, render_junit, render_text
+    from tracelab.store import open_store
+
+    if not Path(suite).is_file():
+        raise click.UsageError(f"{suite}: no such suite file")
+    with open_store(store_path, read_only=no_save, create=False) as store:
+        run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
+                        strict=strict, allow_ineffective=allow_ineffective, save=not no_save)
+    if fmt == "json":
+        text = render_json(run, suite, all_results=all_results)
+    elif fmt == "junit":
+        text = render_junit(run)
+    else:
+        text = render_text(run, color=output is None and sys.stdout.isatty(), all_results=all_results)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+    if not run.passed:
+        sys.exit(1)
+
+
+COMMANDS = [check]

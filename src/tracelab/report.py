@@ -1,0 +1,130 @@
+"""Rendering a check: the text report, JUnit XML and JSON (cli-and-results.md).
+
+Reports name a leaked string and the run, never the text around it: they print only
+the reasons the engine wrote, which carry the needle and nothing of the transcript.
+"""
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from tracelab.check import CheckRun
+    from tracelab.suite.results import CaseVerdict
+
+FAILURES_SHOWN = 20
+"""Failure lines per case in the text report; JSON and JUnit list them all."""
+
+
+def never_exercised(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """(case_id, assertion_id) pairs that no selected run exercised (every row `exercised = no`)."""
+    import polars as pl
+
+    return (verdicts.group_by("case_id", "assertion_id", maintain_order=True)
+            .agg(never=(pl.col("exercised") == "no").all())
+            .filter(pl.col("never")).drop("never"))
+
+
+def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False) -> str:
+    """The text report: one line per case, failures under their case, then notes."""
+    import polars as pl
+
+    result = run.result
+    s = result.summary
+    style = _styler(color)
+    lines = [style(f"{result.suite}: {s.cases_passed}/{s.cases} cases passed, "
+                   f"{s.runs_passed}/{s.runs} runs", bold=True)]
+    rows = result.reported(all_results)
+    for case in result.cases:
+        lines.append(_case_line(case, style))
+        case_rows = rows.filter(pl.col("case_id") == case.id)
+        shown = case_rows if all_results else case_rows.filter(~pl.col("passed"))
+        for row in shown.head(FAILURES_SHOWN).iter_rows(named=True):
+            label = "" if not all_results else ("pass " if row["passed"] else "FAIL ")
+            extra = "" if row["passed"] or row["exercised"] == "yes" else f" [{row['exercised']}]"
+            reason = row["reason"] or ("passed" if row["passed"] else "failed")
+            lines.append(f"          {label}{row['episode_id']}  {row['assertion_id']}  {reason}{extra}")
+        if shown.height > FAILURES_SHOWN:
+            lines.append(f"          ... {shown.height - FAILURES_SHOWN} more (--format json lists them all)")
+    never = never_exercised(result.verdicts).height
+    if never:
+        word = "assertion was" if never == 1 else "assertions were"
+        lines.append(style(f"  note  {never} {word} never exercised: see `tracelab cover`", fg="yellow"))
+    if s.unknown:
+        lines.append(style(f"  note  {s.unknown} results are unknown: the runs recorded too little to say",
+                           fg="yellow"))
+    if not run.saved:
+        lines.append("  note  results not saved (--no-save or a read-only store)")
+    return "\n".join(lines) + "\n"
+
+
+def _case_line(case: CaseVerdict, style) -> str:  # type: ignore[no-untyped-def]
+    if case.runs == 0:
+        detail = "no run selected" + ("; allow_no_runs" if case.passed else "")
+    elif case.passed:
+        detail = f"{case.runs} runs" if case.runs_passed == case.runs else \
+            f"{case.runs_passed}/{case.runs} runs, min_pass_rate {case.min_pass_rate:g}"
+    else:
+        why = "; a permission boundary was crossed" if case.permission_failure else ""
+        detail = f"{case.runs_passed}/{case.runs} runs{why}"
+    mark = style("ok   ", fg="green") if case.passed else style("FAIL ", fg="red", bold=True)
+    return f"  {mark} {case.id} ({detail})"
+
+
+def _styler(color: bool):  # type: ignore[no-untyped-def]
+    def style(text: str, **kw: object) -> str:
+        return click.style(text, **kw) if color else text  # type: ignore[arg-type]
+
+    return style
+
+
+def render_json(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False) -> str:
+    """The `check --format json` document."""
+    from tracelab.check import envelope
+
+    return json.dumps(envelope(run, suite_path, all_results=all_results), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_junit(run: CheckRun) -> str:
+    """JUnit XML: one testsuite, one testcase per case; a failure lists its failing runs and reasons."""
+    import polars as pl
+
+    result = run.result
+    failed = [c for c in result.cases if not c.passed]
+    root = ET.Element("testsuites", name="tracelab", tests=str(len(result.cases)),
+                      failures=str(len(failed)), time=f"{run.elapsed_ms / 1000:.3f}")
+    suite = ET.SubElement(root, "testsuite", name=result.suite, tests=str(len(result.cases)),
+                          failures=str(len(failed)), errors="0", skipped="0",
+                          time=f"{run.elapsed_ms / 1000:.3f}")
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("run_id", run.run_id), ("suite_sha256", run.suite.sha256), ("store", run.store)):
+        ET.SubElement(props, "property", name=name, value=value)
+    for case in result.cases:
+        element = ET.SubElement(suite, "testcase", classname=f"{result.suite}.{case.category or 'cases'}",
+                                name=case.id, time="0")
+        rows = result.verdicts.filter(pl.col("case_id") == case.id)
+        if not case.passed:
+            bad = rows.filter(~pl.col("passed"))
+            if case.runs == 0:
+                message = "no run selected (set allow_no_runs to accept that)"
+            else:
+                message = f"{case.runs_passed}/{case.runs} runs passed (min_pass_rate {case.min_pass_rate:g})"
+                if case.permission_failure:
+                    message += "; a permission boundary was crossed"
+            failure = ET.SubElement(element, "failure", message=message,
+                                    type=bad["assertion_type"][0] if bad.height else "no_runs")
+            failure.text = "\n".join(f"{r['episode_id']}  {r['assertion_id']}  {r['reason']}"
+                                     for r in bad.iter_rows(named=True))
+        not_exercised = rows.filter(pl.col("exercised") == "no")
+        if not_exercised.height:
+            out = ET.SubElement(element, "system-out")
+            out.text = "\n".join(f"not exercised: {r['episode_id']}  {r['assertion_id']}  {r['reason']}"
+                                 for r in not_exercised.iter_rows(named=True))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
