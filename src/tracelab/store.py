@@ -133,6 +133,8 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
     try:
+        # Timestamps without an offset are read as UTC, whatever the machine's zone.
+        con.execute("SET TimeZone = 'UTC'")
         if not read_only:
             _bootstrap(con, target)
         _check_version(con, target)
@@ -203,6 +205,7 @@ def _open_parquet(folder: Path) -> Store:
 
     con = duckdb.connect(":memory:")
     try:
+        con.execute("SET TimeZone = 'UTC'")
         for table in TABLES:
             partitioning = "hive" if table in PARTITIONED else None
             con.register(f"_pq_{table}", ds.dataset(folder / table, format="parquet",

@@ -279,7 +279,7 @@ def test_assay_policy_file_escape_refused(tmp_path):
             metric: args_valid
             policy: ../policies/args.yaml
         """, "eval.yaml")
-    assert "key 'policy': $file '../policies/args.yaml' contains '..'" in refusal(path)
+    assert "key 'policy': path '../policies/args.yaml' contains '..'" in refusal(path)
 
 
 def test_assay_expected_list_of_two_refused(tmp_path):

@@ -681,7 +681,7 @@ def _args_valid_file(ref: str) -> str:
 def test_file_reference_absolute_refused(tmp_path):
     (tmp_path / "s.json").write_text("{}")
     message = refused(tmp_path, _args_valid_file(str(tmp_path / "s.json")))
-    assert message.endswith(f":8: case 'a': key 'assertions[0].schema.$file': $file "
+    assert message.endswith(f":8: case 'a': key 'assertions[0].schema.$file': path "
                             f"'{tmp_path / 's.json'}' is absolute; give a path relative to the "
                             "suite's folder")
 
@@ -690,7 +690,7 @@ def test_file_reference_with_dotdot_refused(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "s.json").write_text("{}")
     message = refused(tmp_path, _args_valid_file("sub/../s.json"))
-    assert message.endswith("$file 'sub/../s.json' contains '..'; keep referenced files inside "
+    assert message.endswith("path 'sub/../s.json' contains '..'; keep referenced files inside "
                             "the suite's folder")
 
 
@@ -702,12 +702,12 @@ def test_file_reference_through_symlink_out_refused(tmp_path):
     suite_dir.mkdir()
     os.symlink(outside / "schema.json", suite_dir / "link.json")
     message = refused(suite_dir, _args_valid_file("link.json"))
-    assert "$file 'link.json' resolves outside the suite's folder" in message
+    assert "path 'link.json' resolves outside the suite's folder" in message
 
 
 def test_file_reference_missing(tmp_path):
     message = refused(tmp_path, _args_valid_file("schemas/none.json"))
-    assert "$file 'schemas/none.json' does not exist" in message
+    assert "path 'schemas/none.json' does not exist" in message
 
 
 def test_file_reference_to_yaml_schema(tmp_path):

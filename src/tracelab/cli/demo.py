@@ -28,7 +28,10 @@ ORDER BY episode_id, origin
 @click.argument("traces", type=click.Path(exists=True, file_okay=False), default="sample_traces")
 @store_option
 def demo(traces: str, store_path: str | None) -> None:
-    """Ingest TRACES (default: sample_traces/), then show counts, executed writes and a leak search."""
+    """Ingest TRACES (default: sample_traces/), show counts, executed writes and a leak search,
+    then check TRACES/suite.yaml when there is one. Exits 0 even when the sample suite has
+    failing cases: they are there to be shown.
+    """
     from tracelab.cli.query import store_summary
     from tracelab.store import open_store
 
@@ -51,8 +54,13 @@ def demo(traces: str, store_path: str | None) -> None:
 
 
 def _check(store, suite: Path) -> None:  # type: ignore[no-untyped-def]
-    """Run the sample suite and print its report (wired once `tracelab check` exists)."""
+    """Run the sample suite and print its report. Failing cases are the point of the demo: exit 0."""
+    from tracelab.check import check
+    from tracelab.report import render_text
+
     click.secho(f"== tracelab check {suite}", bold=True)
+    run = check(store, suite)
+    click.echo(render_text(run), nl=False)
 
 
 COMMANDS = [demo]

@@ -39,7 +39,7 @@ from tracelab.formats.common import (
 )
 
 SCORER_TYPES = frozenset({"scorer", "scorers"})
-DENIED_ERRORS = frozenset()
+DENIED_ERRORS = frozenset({"approval"})
 """Tool error types meaning the call was refused before it ran."""
 INPUT_ROLES = {"system": "system", "user": "user"}
 APPROVAL_KEYS = ("decision", "approver", "explanation")

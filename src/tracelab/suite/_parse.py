@@ -128,22 +128,22 @@ def resolve_file(ref: Any, ctx: Ctx, line: int | None, env: Env) -> Any:
     """The parsed content of a `$file` reference, refused when it could leave the suite's folder."""
     ref = check_str(ref, ctx, line)
     if not ref:
-        raise ctx.error("an empty $file path", line)
+        raise ctx.error("an empty path", line)
     if PurePosixPath(ref).is_absolute() or PureWindowsPath(ref).is_absolute() or re.match(
         r"^[A-Za-z]:", ref
     ):
-        raise ctx.error(f"$file {ref!r} is absolute; give a path relative to the suite's folder",
+        raise ctx.error(f"path {ref!r} is absolute; give a path relative to the suite's folder",
                         line)
     if ".." in ref.replace("\\", "/").split("/"):
-        raise ctx.error(f"$file {ref!r} contains '..'; keep referenced files inside the suite's "
+        raise ctx.error(f"path {ref!r} contains '..'; keep referenced files inside the suite's "
                         "folder", line)
     folder = env.folder.resolve()
     target = (folder / ref).resolve()
     if not target.is_relative_to(folder):
-        raise ctx.error(f"$file {ref!r} resolves outside the suite's folder (to {target})", line)
+        raise ctx.error(f"path {ref!r} resolves outside the suite's folder (to {target})", line)
     if not target.is_file():
-        raise ctx.error(f"$file {ref!r} does not exist (looked for {target})", line)
-    return read_document(target, shown=f"{ctx.path} -> $file {ref}").data
+        raise ctx.error(f"path {ref!r} does not exist (looked for {target})", line)
+    return read_document(target, shown=f"{ctx.path} -> {ref}").data
 
 
 def read_schema(value: Any, ctx: Ctx, line: int | None, env: Env) -> Any:
