@@ -3,8 +3,8 @@
 -- case_id, whose input equals the case's input). A `select`: only its keys filter; string
 -- keys are globs, given as RE2 patterns (tracelab.suite.globs), and a NULL field matches
 -- nothing; every listed tag must be present.
--- __WHERE_FLAGS__ is replaced by the list of the cases' `where` predicates (SQL by design,
--- validated at load); p_select.where_idx indexes it. It is evaluated over `episodes` alone.
+-- The placeholder in `flags` becomes the list of the cases' `where` predicates (SQL by
+-- design, validated at load); p_select.where_idx indexes it. It sees `episodes` alone.
 CREATE OR REPLACE TEMP TABLE chk_sel AS
 WITH flags AS (
     SELECT episode_id, __WHERE_FLAGS__ AS flags FROM episodes

@@ -92,7 +92,7 @@ def generate(out: str | Path, episodes: int, seed: int, as_format: str = "native
     """Write `episodes` synthetic episodes to `out`, deterministically for `seed`.
 
     `as_format` writes them in another input format instead of the native one
-    (``openai-chat``, ``anthropic``, ``otlp``: see `tracelab.formats.emit.EMITTERS`);
+    (``openai-chat``, ``anthropic``: `tracelab.formats.emit.EMITTERS`; ``otlp``: `emit_otlp`);
     what that format cannot carry is lost, as it would be in a real recording.
 
     The suffix picks the encoding: ``.jsonl``, ``.jsonl.gz`` (gzip, mtime 0)
@@ -122,10 +122,12 @@ def _encoder(as_format: str) -> Callable[[dict[str, Any]], bytes]:
     if as_format == "native":
         return orjson.dumps
     from tracelab.formats.emit import EMITTERS
+    from tracelab.formats.emit_otlp import to_otlp
 
-    if as_format not in EMITTERS:
-        raise UsageError(f"--as {as_format}: unknown; choose native, {', '.join(EMITTERS)}")
-    emit = EMITTERS[as_format]
+    emitters = {**EMITTERS, "otlp": to_otlp}
+    if as_format not in emitters:
+        raise UsageError(f"--as {as_format}: unknown; choose native, {', '.join(emitters)}")
+    emit = emitters[as_format]
     return lambda episode: orjson.dumps(emit(episode))
 
 

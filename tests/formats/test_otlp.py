@@ -24,7 +24,7 @@ from tests.formats.span_builders import (
 )
 from tracelab.formats import openinference, otlp
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.emit_otlp import otlp_lines, to_otlp
+from tracelab.formats.emit_otlp import to_otlp
 from tracelab.generate import iter_episodes
 from tracelab.ingest import detect_format
 from tracelab.store import open_store
@@ -237,6 +237,23 @@ def test_a_string_result_is_kept_as_text_even_when_it_is_json(adapt) -> None:
     episode = one(adapt, record(tool("a000000000000002", 110, 150, "q", "c1", None, '{"rows": 2}')))
     assert episode["steps"][1]["text"] == '{"rows": 2}'
     assert "args" not in episode["steps"][0]
+
+
+def test_messages_on_the_inference_details_event_are_read(adapt) -> None:
+    details = {"name": "gen_ai.client.inference.operation.details", "attributes": [
+        {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps([U])}},
+        {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps([A2])}}]}
+    episode = one(adapt, record(chat("a000000000000001", 10, 20, None, None, events=[details])))
+    assert bare(episode["steps"]) == [{"kind": "user", "text": "Refund order 8812"},
+                                      {"kind": "assistant", "text": "Refunded."}]
+
+
+def test_a_json_document_holds_one_export(tmp_path: Path) -> None:
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(refund_record(), indent=2), encoding="utf-8")
+    [(line, episode)] = list(otlp.episodes(Source(path)))
+    assert (line, bare(episode["steps"])) == (1, REFUND_STEPS)
+    assert detect_format(Source(path)) is otlp
 
 
 # -- tools -------------------------------------------------------------------------------------
@@ -469,7 +486,7 @@ def _ingest(tmp_path: Path, name: str, lines: list[bytes], fmt: str) -> list[tup
 
 def test_native_to_otlp_gives_the_same_tool_calls(tmp_path: Path) -> None:
     native = _ingest(tmp_path, "native", [orjson.dumps(ROUND_TRIP) + b"\n"], "native")
-    emitted = _ingest(tmp_path, "otlp", list(otlp_lines([ROUND_TRIP])), "otlp")
+    emitted = _ingest(tmp_path, "otlp", [orjson.dumps(to_otlp(ROUND_TRIP)) + b"\n"], "otlp")
     assert [(row[2], row[6]) for row in native] == [
         ("search", "ok"), ("search", "error"), ("search", "missing"), ("book", "error"),
         ("book", "missing")]
@@ -526,6 +543,6 @@ def test_native_samples_and_a_generated_corpus_round_trip_through_otlp(tmp_path:
         pytest.skip(f"no native samples at {NATIVE_SAMPLES}")
     episodes = _valid_native_samples(tmp_path) + list(iter_episodes(120, 5))
     native = _ingest(tmp_path, "native", [orjson.dumps(e) + b"\n" for e in episodes], "native")
-    emitted = _ingest(tmp_path, "otlp", list(otlp_lines(episodes)), "otlp")
+    emitted = _ingest(tmp_path, "otlp", [orjson.dumps(to_otlp(e)) + b"\n" for e in episodes], "otlp")
     assert len(native) > 500
     assert emitted == native

@@ -177,7 +177,7 @@ def test_summary_counts_and_json_dict(checker):
     assert result.summary.__dict__ == {
         "cases": 2, "cases_passed": 1, "runs": 2, "runs_passed": 1,
         # per case and run: must_not_leak[0] and undeclared_writes, plus must_mention / max_steps
-        "results": 12, "failed": 1, "not_exercised": 3, "unknown": 1,
+        "results": 12, "failed": 1, "not_exercised": 4, "unknown": 2,
     }
     assert result.to_json_dict() == {
         "summary": result.summary.__dict__,
@@ -198,6 +198,9 @@ def test_summary_counts_and_json_dict(checker):
              "passed": True, "exercised": "no", "reason": "no budget step recorded steps_used"},
             {"case": "b", "assertion": "max_steps", "type": "max_steps", "episode_id": "r2",
              "passed": True, "exercised": "no", "reason": "no budget step recorded steps_used"},
+            {"case": "b", "assertion": "undeclared_writes", "type": "undeclared_writes",
+             "episode_id": "r1", "passed": True, "exercised": "no",
+             "reason": "every offered tool and every call is read-only"},
         ],
     }
     assert len(result.to_json_dict(all_results=True)["results"]) == 12
@@ -233,6 +236,9 @@ def test_a_check_leaves_no_temp_state_and_can_run_again(checker):
     first = checker.check(cases)
     second = checker.check(cases)
     assert first.verdicts.equals(second.verdicts)
-    temp = checker.store.con.sql(
-        "SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
-    assert temp == []
+    leftovers = checker.store.con.sql(
+        "SELECT table_name FROM duckdb_tables() WHERE temporary AND starts_with(table_name, 'chk_')"
+        " UNION ALL SELECT view_name FROM duckdb_views() WHERE starts_with(view_name, 'p_')"
+        " UNION ALL SELECT function_name FROM duckdb_functions()"
+        " WHERE starts_with(function_name, 'chk_')").fetchall()
+    assert leftovers == []

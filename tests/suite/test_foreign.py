@@ -348,3 +348,10 @@ def test_every_foreign_key_is_documented():
     keys = {*HARNESS_EXPECT, *METRIC_KEYS, *MODEL_METRICS}
     keys.update(k for metric_keys in METRIC_KEYS.values() for k in metric_keys)
     assert sorted(k for k in keys if f"`{k}`" not in docs and f"expect.{k}`" not in docs) == []
+
+
+def test_assay_empty_needle_list_refused(tmp_path):
+    path = write(tmp_path, "tests:\n  - id: t\n    metric: must_contain\n    must_contain: []\n",
+                 "eval.yaml")
+    assert refusal(path).startswith(
+        f"{path}:4: case 't': key 'must_contain': an empty must_contain list checks nothing")

@@ -77,16 +77,9 @@ def to_anthropic(episode: Record) -> Record:
     return record
 
 
-def _to_otlp(episode: Record) -> Record:
-    from tracelab.formats.emit_otlp import to_otlp
-
-    return to_otlp(episode)
-
-
 EMITTERS: dict[str, Callable[[Record], Record]] = {
     "openai-chat": to_openai_chat,
     "anthropic": to_anthropic,
-    "otlp": _to_otlp,
 }
 """The emitter of each format name ``tracelab generate --as`` accepts."""
 

@@ -15,26 +15,19 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
 
 from tracelab.pairing import pair_steps
 
-BASE_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
-"""Start of an episode that records no valid `started_at`."""
+BASE_NS = 1_767_225_600 * 10**9
+"""2026-01-01T00:00:00Z: the start of an episode that records no valid `started_at`."""
 SLOT_NS = 2_000_000  # each step gets its own 2 ms slot, so span order is step order
 MESSAGE_ROLES = ("system", "user")
 ROOT_SPAN_ID = f"{1:016x}"
 
 Record = dict[str, Any]
-
-
-def otlp_lines(episodes: Iterable[Record]) -> Iterator[bytes]:
-    """One OTLP JSON line (with its newline) per native episode."""
-    for episode in episodes:
-        yield orjson.dumps(to_otlp(episode)) + b"\n"
 
 
 def to_otlp(episode: Record) -> Record:
@@ -75,7 +68,8 @@ class _Emitter:
         self.steps = [s for s in episode.get("steps") or [] if isinstance(s, dict)]
         episode_id = str(episode.get("episode_id", ""))
         self.trace_id = hashlib.sha256(episode_id.encode()).hexdigest()[:32]
-        self.base = _nanos(episode.get("started_at")) or _nanos(BASE_TIME.isoformat())
+        started = _nanos(episode.get("started_at"))
+        self.base = BASE_NS if started is None else started
         calls_results = [
             (i, s["kind"], s.get("name"), s.get("call_id") or None)
             for i, s in enumerate(self.steps)
@@ -110,7 +104,7 @@ class _Emitter:
         self.count += 1
         return f"{self.count:016x}"
 
-    def _span(self, name: str, start: int, end: int, attrs: Record, status: Record | None = None) -> Record:
+    def _span(self, name: str, start: int, end: int, attrs: Record, status: Record | None = None) -> None:
         span = {
             "traceId": self.trace_id,
             "spanId": self._span_id(),
@@ -124,7 +118,6 @@ class _Emitter:
         if status:
             span["status"] = status
         self.spans.append(span)
-        return span
 
     def _step(self, index: int) -> int:
         """Emit what starts at step `index`; the index of the next unhandled step."""

@@ -22,6 +22,8 @@ Messages are given in the shape of the OTel GenAI conventions:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import heapq
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,25 +130,53 @@ def span_episodes(
     still-unrecorded requested call of the same name (OpenInference).
     """
     spans: list[Span] = []
-    results: list[tuple[int, Record] | Quarantined] = []
+    quarantined: list[Quarantined] = []
     tainted: dict[str, int] = {}
+    intern = _Interner()
     for item in records(source):
         if isinstance(item, Quarantined):
-            results.append(item)
+            quarantined.append(item)
             continue
         line, record, raw = item
         try:
-            spans.extend(decode(record, line))
+            decoded = decode(record, line)
         except SpanLineError as exc:
-            results.append(Quarantined(line, str(exc), raw))
+            quarantined.append(Quarantined(line, str(exc), raw))
             for trace in exc.traces:
                 tainted.setdefault(trace, line)
         except RecordError as exc:
-            results.append(Quarantined(line, str(exc), raw))
-    for key, group in group_spans(spans):
-        results.append(_episode_or_quarantine(key, group, tainted, match_by_name))
-    results.sort(key=lambda item: item.line if isinstance(item, Quarantined) else item[0])
-    yield from results
+            quarantined.append(Quarantined(line, str(exc), raw))
+        else:
+            for span in decoded:
+                span.inputs = [intern(message) for message in span.inputs]
+                span.outputs = [intern(message) for message in span.outputs]
+            spans.extend(decoded)
+    # Episodes are built one at a time, as they are yielded, merged with the quarantined
+    # records by line (both are already in line order).
+    episodes = (
+        _episode_or_quarantine(key, group, tainted, match_by_name)
+        for key, group in group_spans(spans)
+    )
+    yield from heapq.merge(quarantined, episodes, key=_line)
+
+
+class _Interner:
+    """One object per distinct message: inference spans repeat the whole history as input, so
+    a file holds each message many times; kept once, memory follows the distinct messages."""
+
+    def __init__(self) -> None:
+        self.seen: dict[bytes, Any] = {}
+
+    def __call__(self, message: Any) -> Any:
+        try:
+            text = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            return message
+        return self.seen.setdefault(hashlib.blake2b(text, digest_size=16).digest(), message)
+
+
+def _line(item: tuple[int, Record] | Quarantined) -> int:
+    return item.line if isinstance(item, Quarantined) else item[0]
 
 
 def group_spans(spans: list[Span]) -> list[tuple[str, list[Span]]]:

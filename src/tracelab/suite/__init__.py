@@ -38,8 +38,8 @@ from tracelab.suite.model import (
     ToolSequence,
     ToolStatus,
 )
-from tracelab.suite.schemas import SchemaRefused, args_pass, schema_validator
-from tracelab.suite.where import SqlChecker, where_predicate
+from tracelab.suite.schemas import SchemaRefused, schema_validator
+from tracelab.suite.where import where_predicate
 
 __all__ = [
     "AfterRule",
@@ -67,7 +67,6 @@ __all__ = [
     "Select",
     "SequenceRule",
     "SequenceValid",
-    "SqlChecker",
     "Status",
     "Suite",
     "SuiteKind",
@@ -75,7 +74,6 @@ __all__ = [
     "ToolMatcher",
     "ToolSequence",
     "ToolStatus",
-    "args_pass",
     "lint_findings_frame",
     "lint_suite",
     "load_suite",

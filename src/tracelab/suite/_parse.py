@@ -44,7 +44,7 @@ from tracelab.suite.model import (
     ToolSequence,
     ToolStatus,
 )
-from tracelab.suite.schemas import SchemaRefused, args_pass, schema_validator
+from tracelab.suite.schemas import SchemaRefused, schema_validator
 from tracelab.suite.where import SqlChecker
 
 STATUSES: tuple[str, ...] = get_args(Status)
@@ -442,8 +442,8 @@ def _args_fixture(f: Fields, env: Env) -> None:
     policy.require("schema")
     schema = read_schema(policy.get("schema"), policy.ctx.at("schema"), policy.line("schema"),
                          env)
-    args = to_json(f.get("test_args"), f.ctx.at("test_args"), f.line("test_args"))
-    _fixture_outcome(f, passed=args_pass(schema_validator(schema), args),
+    args = to_json(f.get("test_args", {}), f.ctx.at("test_args"), f.line("test_args"))
+    _fixture_outcome(f, passed=schema_validator(schema).is_valid({} if args is None else args),
                      what="test_args against policy.schema")
 
 

@@ -22,6 +22,8 @@ from tracelab.suite.model import Case, Suite
 from tracelab.suite.results import CheckResult, build_result
 from tracelab.suite.where import where_predicate
 
+_WHERE_FLAGS = "__WHERE_FLAGS__"
+
 # (query, parameter table, filter on it): a family runs when its table has a matching row
 _FAMILIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("termination", "p_termination", {}),
@@ -113,7 +115,9 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
 def _select(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     """Build chk_sel and chk_runs; a `where` that fails on the stored data is a suite error."""
     flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in plan.wheres)
-    sql = load_sql("assertions/_selection").replace("__WHERE_FLAGS__", f"[{flags}]::BOOLEAN[]")
+    template = load_sql("assertions/_selection")
+    assert template.count(_WHERE_FLAGS) == 1
+    sql = template.replace(_WHERE_FLAGS, f"[{flags}]::BOOLEAN[]")
     try:
         con.execute(sql)
     except duckdb.Error as exc:

@@ -248,6 +248,8 @@ def _metric_ids(metric: str, built: list[Built]) -> list[str]:
 def _needles(metric: str, f: Fields, env: Env) -> list[Built]:
     f.require(metric)
     values = f.strings(metric) if isinstance(f.get(metric), list) else (f.string(metric),)
+    if not values:
+        raise f.err(metric, f"an empty {metric} list checks nothing")
     negate = metric == "must_not_contain"
     kind = "output_not_contains" if negate else "output_contains"
     return [(kind, lambda i, k, v=v: OutputContains(id=i, type=k, value=v, negate=negate))

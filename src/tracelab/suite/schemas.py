@@ -49,17 +49,5 @@ def _compiled(text: bytes) -> jsonschema_rs.Validator:
         raise SchemaRefused(_first_line(str(exc))) from None
 
 
-def args_pass(validator: jsonschema_rs.Validator, args: Any) -> bool:
-    """Whether call arguments validate: absent/null args are `{}`, an unparseable string fails."""
-    if args is None:
-        args = {}
-    elif isinstance(args, str):
-        try:
-            args = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            return False
-    return validator.is_valid(args)
-
-
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "invalid schema")
