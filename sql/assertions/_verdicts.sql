@@ -29,6 +29,12 @@ results AS (
            CASE WHEN NOT passed THEN failed_reason WHEN all_no THEN no_reason
                 WHEN NOT any_yes THEN unknown_reason END
     FROM rules
+    UNION ALL
+    -- an entry without rules (lint: ineffective) holds vacuously and cannot fail
+    SELECT u.unit_id, s.episode_id, true, 'no', 'it has no rules'
+    FROM p_units u JOIN chk_sel s ON s.case_id = u.case_id
+    WHERE u.assertion_type = 'sequence_valid' AND u.parent_id IS NULL
+      AND NOT EXISTS (SELECT 1 FROM p_units r WHERE r.parent_id = u.unit_id)
 )
 SELECT u.case_id, u.assertion_id, u.assertion_type, r.episode_id, r.passed, r.exercised, r.reason
 FROM results r JOIN p_units u ON u.unit_id = r.unit_id

@@ -131,14 +131,15 @@ def detect_format(source: Source, candidates: Iterable[ModuleType] | None = None
 # --- per-record preparation ---------------------------------------------------------------
 
 
-def prepare(record: dict[str, Any]) -> tuple[bytes, str]:
-    """The document SQL reads, and the record's content hash (trace-format §5).
+def prepare(record: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The document SQL reads, and the record's canonical JSON (trace-format §5).
 
-    The hash is SHA-256 of the canonical JSON (keys sorted by code point, compact).
+    The canonical JSON (keys sorted by code point, compact) is what `content_hash`
+    hashes, and what a quarantined record keeps as `raw`.
     The document keeps recorded key order; unlisted keys move under ``meta.extra``
     and JSON-string args are parsed strictly. The input is never mutated.
     """
-    digest = hashlib.sha256(orjson.dumps(record, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    canonical = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
     doc = record
     if not record.keys() <= EPISODE_KEYS:
         doc = _with_extra(record, EPISODE_KEYS)
@@ -155,7 +156,7 @@ def prepare(record: dict[str, Any]) -> tuple[bytes, str]:
         if new_steps is not None:
             doc = dict(doc) if doc is record else doc
             doc["steps"] = new_steps
-    return orjson.dumps(doc), digest
+    return orjson.dumps(doc), canonical
 
 
 def _prepare_step(step: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +228,7 @@ class _FileLoader:
             rejected = list(batch.quarantine)
             if batch.lines:
                 self.con.register("stage_raw", batch.table())
-                rejected.extend(self._load_batch(batch.originals))
+                rejected.extend(self._load_batch(batch.canonical))
                 self.con.unregister("stage_raw")
             if rejected:
                 insert_arrow(self.con, "quarantine", {
@@ -240,11 +241,11 @@ class _FileLoader:
                 self.report.quarantined += len(rejected)
         return self.report
 
-    def _load_batch(self, originals: dict[int, dict[str, Any]]) -> list[tuple[int, str, str | None]]:
+    def _load_batch(self, canonical: dict[int, bytes]) -> list[tuple[int, str, str | None]]:
         con = self.con
         run_script(con, "ingest/stage")
         run_script(con, "ingest/reasons")
-        rejected = [(ln, reason, _dump_raw(originals[ln]))
+        rejected = [(ln, reason, _raw_text(canonical[ln]))
                     for ln, reason in con.execute("SELECT line, reason FROM stage_bad").fetchall()]
         run_script(con, "ingest/decide", self.params)
         decisions = con.execute(
@@ -255,11 +256,11 @@ class _FileLoader:
                 self.report.skipped += 1
             elif action == "conflict":
                 rejected.append((line, f"episode_id {eid!r} is already stored with different content "
-                                 "(use --replace to replace it)", _dump_raw(originals[line])))
+                                 "(use --replace to replace it)", _raw_text(canonical[line])))
             elif action == "conflict_file":
                 rejected.append((line, f"episode_id {eid!r} appears earlier in this file "
                                  f"(line {first_line}) with different content",
-                                 _dump_raw(originals[line])))
+                                 _raw_text(canonical[line])))
         if any(action == "replace" for *_, action, _ in decisions):
             run_script(con, "ingest/replace")
         run_script(con, "ingest/pairs")
@@ -315,7 +316,7 @@ class _Batch:
     lines: list[int] = field(default_factory=list)
     docs: list[bytes] = field(default_factory=list)
     hashes: list[str] = field(default_factory=list)
-    originals: dict[int, dict[str, Any]] = field(default_factory=dict)
+    canonical: dict[int, bytes] = field(default_factory=dict)
     quarantine: list[tuple[int, str, str | None]] = field(default_factory=list)
     size: int = 0
 
@@ -335,14 +336,14 @@ def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Itera
             continue
         line, record = item
         try:
-            doc, digest = prepare(record)
+            doc, canonical = prepare(record)
         except (TypeError, orjson.JSONEncodeError) as exc:
             batch.quarantine.append((line, f"cannot be serialised: {exc}", None))
             continue
         batch.lines.append(line)
         batch.docs.append(doc)
-        batch.hashes.append(digest)
-        batch.originals[line] = record
+        batch.hashes.append(hashlib.sha256(canonical).hexdigest())
+        batch.canonical[line] = canonical
         batch.size += len(doc)
         if len(batch.lines) >= BATCH_RECORDS or batch.size >= BATCH_BYTES:
             yield batch
@@ -387,10 +388,6 @@ def _in_background(batches: Iterator[_Batch]) -> Iterator[_Batch]:
                 slots.get_nowait()
             except queue.Empty:
                 worker.join(timeout=0.05)
-
-
-def _dump_raw(record: dict[str, Any]) -> str:
-    return _raw_text(orjson.dumps(record)) or ""
 
 
 def ingest_paths(

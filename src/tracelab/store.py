@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = "1"
 DEFAULT_STORE = "tracelab.duckdb"
+DEFAULT_MEMORY_LIMIT = "2GB"
+"""DuckDB's memory limit (TRACELAB_MEMORY_LIMIT overrides it)."""
 TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources")
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("executed_writes", "transcript", "tool_availability")
@@ -133,8 +135,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
     try:
-        # Timestamps without an offset are read as UTC, whatever the machine's zone.
-        con.execute("SET TimeZone = 'UTC'")
+        _configure(con)
         if not read_only:
             _bootstrap(con, target)
         _check_version(con, target)
@@ -142,6 +143,13 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         con.close()
         raise
     return Store(target, con, read_only=read_only, parquet=False)
+
+
+def _configure(con: duckdb.DuckDBPyConnection) -> None:
+    # Timestamps without an offset are read as UTC, whatever the machine's zone.
+    con.execute("SET TimeZone = 'UTC'")
+    # A bounded buffer pool: corpora larger than memory spill to disk instead of failing.
+    con.execute("SET memory_limit = ?", [os.environ.get("TRACELAB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)])
 
 
 def _open_error(target: Path, exc: duckdb.Error) -> StoreError:
@@ -205,7 +213,7 @@ def _open_parquet(folder: Path) -> Store:
 
     con = duckdb.connect(":memory:")
     try:
-        con.execute("SET TimeZone = 'UTC'")
+        _configure(con)
         for table in TABLES:
             partitioning = "hive" if table in PARTITIONED else None
             con.register(f"_pq_{table}", ds.dataset(folder / table, format="parquet",

@@ -7,6 +7,7 @@ import pytest
 
 from tests.suite.engine_support import Checker, call, ep, verdicts
 from tracelab.errors import SuiteError, UsageError
+from tracelab.store import open_store
 from tracelab.suite import load_suite
 from tracelab.suite.evaluate import evaluate
 
@@ -76,13 +77,16 @@ def test_select_where_is_a_predicate_over_episodes(checker):
 
 def test_a_where_failing_on_the_data_is_a_suite_error_naming_the_case(checker):
     checker.ingest(ep("r", agent="not a number"))
-    with pytest.raises(SuiteError, match=r"case 'bad': key 'select.where' fails on the stored "
-                                         r"runs: Conversion Error"):
-        checker.check("""
-            - id: good
-            - id: bad
-              select: {where: "CAST(agent AS INTEGER) > 1"}
-        """)
+    path = checker.suite_path("""
+        - id: good
+        - id: bad
+          select: {where: "CAST(agent AS INTEGER) > 1"}
+    """)
+    with pytest.raises(SuiteError) as info:
+        evaluate(checker.store.con, load_suite(path))
+    assert str(info.value).startswith(
+        f"{path}:7: case 'bad': key 'select.where' fails on the stored runs: Conversion Error: ")
+    assert "\n" not in str(info.value)
 
 
 def test_harness_cases_also_select_by_input_when_case_id_is_missing(checker, tmp_path):
@@ -242,3 +246,30 @@ def test_a_check_leaves_no_temp_state_and_can_run_again(checker):
         " UNION ALL SELECT function_name FROM duckdb_functions()"
         " WHERE starts_with(function_name, 'chk_')").fetchall()
     assert leftovers == []
+
+
+def test_read_only_and_parquet_stores_give_the_same_verdicts(store, tmp_path):
+    checker = Checker(store, tmp_path)
+    checker.ingest(
+        ep("leaky", *call("pay", {"to": "Jane Doe"}), output="done",
+           tools=[{"name": "pay", "effect": "write", "parameters": {"type": "object"}}]),
+        ep("clean", *call("pay", {"to": 1}), output="done"),
+    )
+    suite = load_suite(checker.suite_path("""
+        - id: c
+          expect: {must_not_leak: [jane doe], writes: [pay]}
+          assertions:
+            - {type: args_valid, tool: pay, schema: {properties: {to: {type: string}}}}
+            - {type: sequence_valid, rules: [{type: require, tool: {tool: pay, args_match: {to: J}}}]}
+    """))
+    expected = evaluate(store.con, suite).verdicts
+    failed = expected.filter(~expected["passed"])
+    assert sorted(zip(failed["episode_id"], failed["assertion_id"], strict=True)) == [
+        ("clean", "args_valid[0]"), ("clean", "sequence_valid[1]"), ("clean", "writes[0]"),
+        ("leaky", "must_not_leak[1]")]
+    store.export(tmp_path / "parquet")
+    store.close()
+    with open_store(tmp_path / "parquet") as parquet:
+        assert evaluate(parquet.con, suite).verdicts.equals(expected)
+    with open_store(tmp_path / "store.duckdb", read_only=True) as read_only:
+        assert evaluate(read_only.con, suite).verdicts.equals(expected)

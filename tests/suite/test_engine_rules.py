@@ -199,3 +199,16 @@ def test_an_entry_combines_its_rules(checker):
                       'rules[2] (eventually): no call among the first 1 matches "x"')
     # one row per entry and run, never one per rule
     assert result.verdicts.filter(result.verdicts["assertion_type"] == "sequence_valid").height == 8
+
+
+def test_entries_lint_calls_ineffective_still_yield_a_row_per_run(checker):
+    checker.ingest(run("r", "admin"))
+    result = checker.check("""
+        - id: c
+          assertions:
+            - {type: sequence_valid, id: no-rules, rules: []}
+            - {type: tool_blocklist, id: nothing-blocked, blocked: []}
+    """)
+    assert verdicts(result, "no-rules") == {"r": (True, "no", "it has no rules")}
+    assert verdicts(result, "nothing-blocked") == {
+        "r": (True, "unknown", "the tools offered were not recorded")}

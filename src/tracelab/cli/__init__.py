@@ -24,9 +24,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tracelab.cli import check, data, demo, ingest, query
+    from tracelab.cli import check, cover, data, demo, ingest, query
 
-    for module in (ingest, query, check, data, demo):
+    for module in (ingest, query, check, cover, data, demo):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -19,7 +19,7 @@ from tracelab.errors import SuiteError
 from tracelab.suite.compile import FROM_DEFINITIONS, SchemaCheck
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 
-OUT_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "passed": pl.Boolean,
+_OUT_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "passed": pl.Boolean,
               "exercised": pl.Utf8, "reason": pl.Utf8}
 _REASON_LIMIT = 300
 
@@ -37,16 +37,28 @@ def validate_calls(calls: pl.DataFrame, checks: Mapping[int, SchemaCheck]) -> pl
             this guards suites built in code).
     """
     rows = []
+    memo = _Memo()
     ordered = calls.iter_rows(named=True)
     for (unit_id, episode_id), group in groupby(ordered, key=lambda r: (r["unit_id"],
                                                                         r["episode_id"])):
         check = checks[unit_id]
         present = [row for row in group if row["call_index"] is not None]
-        rows.append((unit_id, episode_id, *_verdict(check, present)))
-    return pl.DataFrame(rows, schema=OUT_SCHEMA, orient="row")
+        rows.append((unit_id, episode_id, *_verdict(check, present, memo)))
+    return pl.DataFrame(rows, schema=_OUT_SCHEMA, orient="row")
 
 
-def _verdict(check: SchemaCheck, calls: list[dict[str, Any]]) -> tuple[bool, str, str | None]:
+class _Memo(dict):
+    """args_problem per (validator, args): runs repeat the same arguments many times."""
+
+    def problem(self, validator: jsonschema_rs.Validator, call: dict[str, Any]) -> str | None:
+        key = (validator, call["args"], call["args_text"])
+        if key not in self:
+            self[key] = args_problem(validator, call["args"], call["args_text"])
+        return self[key]
+
+
+def _verdict(check: SchemaCheck, calls: list[dict[str, Any]], memo: _Memo
+             ) -> tuple[bool, str, str | None]:
     tool = orjson.dumps(check.tool).decode()
     if not calls:
         return True, "no", f"no call of {tool}"
@@ -55,7 +67,7 @@ def _verdict(check: SchemaCheck, calls: list[dict[str, Any]]) -> tuple[bool, str
         if isinstance(validator, str):
             return False, "yes", _clip(f"call_index {call['call_index']}: {validator}")
         checked += 1
-        problem = args_problem(validator, call["args"], call["args_text"])
+        problem = memo.problem(validator, call)
         if problem is not None:
             return False, "yes", _clip(f"call_index {call['call_index']}: {problem}")
     if checked == 0:
@@ -116,3 +128,6 @@ def _loads(text: str) -> Any:
 
 def _clip(text: str) -> str:
     return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
+
+
+__all__ = ["args_problem", "validate_calls"]

@@ -52,8 +52,6 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     # every result unit; rules carry the unit of their sequence_valid entry as parent
     "p_units": {"unit_id": _I, "case_id": _S, "assertion_id": _S, "assertion_type": _S,
                 "parent_id": _I, "label": _S},
-    "p_cases": {"case_id": _S, "category": _S, "min_pass_rate": pl.Float64,
-                "allow_no_runs": _B},
     "p_select": {"case_id": _S, "has_select": _B, "case_id_re": _S, "agent_re": _S,
                  "agent_version_re": _S, "model_re": _S, "tags": _L, "where_idx": _I,
                  "input": _S},
@@ -170,8 +168,6 @@ class _Builder:
     # --- cases -----------------------------------------------------------------------
 
     def case(self, case: Case) -> None:
-        self.add("p_cases", case_id=case.id, category=case.category,
-                 min_pass_rate=case.min_pass_rate, allow_no_runs=case.allow_no_runs)
         self.select(case)
         self.expect(case)
         for assertion in case.assertions:
@@ -232,7 +228,8 @@ class _Builder:
             self.add("p_trace_max_steps", unit_id=unit, case_id=case.id, max=a.max,
                      kinds=list(a.kinds) if a.kinds is not None else None)
         elif isinstance(a, ToolBlocklist):
-            for blocked in a.blocked:
+            # an empty list (lint: ineffective) still yields its passing rows: NULL blocks nothing
+            for blocked in a.blocked or (None,):
                 self.add("p_blocklist", unit_id=unit, case_id=case.id, blocked=blocked,
                          exact=a.exact)
         elif isinstance(a, ArgsValid):
@@ -343,3 +340,7 @@ def matcher_label(matcher: ToolMatcher) -> str:
     if matcher.status is not None:
         parts.append("status " + "|".join(matcher.status))
     return f"{name} ({', '.join(parts)})" if parts else name
+
+
+__all__ = ["FROM_DEFINITIONS", "SCHEMAS", "Plan", "SchemaCheck", "compile_suite", "json_key",
+           "matcher_label"]

@@ -69,7 +69,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
     plan = compile_suite(suite, chosen)
     with _registered(con, plan.frames):
         try:
-            _select(con, plan)
+            _select(con, suite, plan)
             _run_families(con, plan)
             verdicts = con.sql(load_sql("assertions/_verdicts")).pl()
         finally:
@@ -112,7 +112,7 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
             con.unregister(name)
 
 
-def _select(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
+def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
     """Build chk_sel and chk_runs; a `where` that fails on the stored data is a suite error."""
     flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in plan.wheres)
     template = load_sql("assertions/_selection")
@@ -121,18 +121,21 @@ def _select(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     try:
         con.execute(sql)
     except duckdb.Error as exc:
-        raise _where_error(con, plan, exc) from None
+        raise _where_error(con, suite, plan, exc) from None
 
 
-def _where_error(con: duckdb.DuckDBPyConnection, plan: Plan, exc: duckdb.Error) -> Exception:
+def _where_error(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan,
+                 exc: duckdb.Error) -> Exception:
     """Name the case whose `where` fails (looked for only once the selection failed)."""
+    lines = {case.id: case.line for case in suite.cases}
     for case_id, expr in plan.wheres:
         try:
             con.execute(f"SELECT count(*) FROM episodes WHERE {where_predicate(expr)}")
         except duckdb.Error as where_exc:
-            message = " ".join(str(where_exc).split())
-            return SuiteError(f"case {case_id!r}: key 'select.where' fails on the stored runs: "
-                              f"{message}")
+            where = f"{suite.path}:{lines[case_id]}" if lines[case_id] else str(suite.path)
+            message = str(where_exc).strip().splitlines()[0]
+            return SuiteError(f"{where}: case {case_id!r}: key 'select.where' fails on the "
+                              f"stored runs: {message}")
     return exc
 
 
@@ -157,3 +160,6 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
             con.execute("INSERT INTO chk_out SELECT * FROM chk_args_valid")
         finally:
             con.unregister("chk_args_valid")
+
+
+__all__ = ["choose_cases", "evaluate"]

@@ -15,11 +15,6 @@ from tracelab.suite.model import Case
 PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
 """A failed result of these types fails its case whatever min_pass_rate says."""
 
-VERDICT_SCHEMA = {"case_id": pl.Utf8, "assertion_id": pl.Utf8, "assertion_type": pl.Utf8,
-                  "episode_id": pl.Utf8, "passed": pl.Boolean, "exercised": pl.Utf8,
-                  "reason": pl.Utf8}
-
-
 @dataclass(frozen=True)
 class CaseVerdict:
     """One case's verdict: its selected runs, how many passed, and whether the case passed."""
@@ -142,3 +137,6 @@ def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:
     return CaseVerdict(case.id, case.category, runs, runs_passed, runs_passed / runs,
                        case.min_pass_rate, enough and not counts["permission"],
                        bool(counts["permission"]))
+
+
+__all__ = ["PERMISSION_TYPES", "CaseVerdict", "CheckResult", "Summary", "build_result"]

@@ -1,0 +1,84 @@
+"""`tracelab cover` and `tracelab lint`."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from tracelab.cli.options import store_option
+
+
+def _suite_file(suite: str) -> None:
+    if not Path(suite).is_file():
+        raise click.UsageError(f"{suite}: no such suite file")
+
+
+@click.command()
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.option("--category", "categories", multiple=True, help="Cover only cases of this category (repeatable).")
+@click.option("--case", "cases", multiple=True, help="Cover only this case id (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Report format.")
+@store_option
+def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str,
+          store_path: str | None) -> None:
+    """Exercise coverage of SUITE across the stored runs, per case and assertion.
+
+    For each assertion: its runs, passes, failures, and how many runs exercised it
+    (yes / no / unknown), with the reasons for `no` grouped and counted. Assertions no
+    run could have failed come first, then those exercised in under 10% of their runs.
+    Saves nothing; exit 0 unless the suite or the store is unusable.
+    """
+    from tracelab.cover import cover as measure
+    from tracelab.store import open_store
+
+    _suite_file(suite)
+    with open_store(store_path, read_only=True, create=False) as store:
+        result = measure(store, suite, cases=list(cases) or None, categories=list(categories) or None)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json_dict(suite), indent=2, ensure_ascii=False))
+    else:
+        click.echo(result.render_text(), nl=False)
+
+
+@click.command()
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Report format.")
+@store_option
+def lint(suite: str, fmt: str, store_path: str | None) -> None:
+    """The static sweep of SUITE, and with a store what the stored runs decide.
+
+    Refused: ineffective assertions (cannot fail on any trace) and contradictory ones
+    (cannot pass). With a store (--store, $TRACELAB_STORE, or ./tracelab.duckdb when it
+    exists): cases that select no run, cases with `select: {}`, and assertions that no
+    stored run could have failed. Exit 2 on a refused finding, 1 when only store
+    findings remain, 0 when clean.
+    """
+    from tracelab.cover import lint as sweep
+    from tracelab.cover import lint_exit_code, lint_json_dict, render_lint_text
+
+    _suite_file(suite)
+    store = _lint_store(store_path)
+    findings = sweep(suite, store)
+    if fmt == "json":
+        click.echo(json.dumps(lint_json_dict(findings, suite, store), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_lint_text(findings, suite, store), nl=False)
+    sys.exit(lint_exit_code(findings))
+
+
+def _lint_store(store_path: str | None) -> str | None:
+    """The store lint reads: the one named (which must exist), else the default one if it exists."""
+    from tracelab.store import DEFAULT_STORE
+
+    named = store_path or os.environ.get("TRACELAB_STORE")
+    if named:
+        return named
+    return DEFAULT_STORE if Path(DEFAULT_STORE).exists() else None
+
+
+COMMANDS = [cover, lint]

@@ -1,0 +1,410 @@
+"""Exercise coverage across the corpus, and `lint` with the store's evidence.
+
+Coverage says, per case and assertion, how many of its selected runs could have
+failed it (suite.md §5): `exercised = yes`, `no` (with the engine's reason) or
+`unknown`. It is computed from the verdict frame of one evaluation, with Polars
+group-bys: never a query per assertion, so `cover` costs about what `check` costs.
+
+Status of an assertion, in the order `cover` lists them:
+
+- `never_exercised`: it has runs and every one is `exercised = no`;
+- `no_runs`: its case selects no run, so nothing checked it;
+- `rarely_exercised`: `exercised = yes` in under `RARE` (10%) of its runs;
+- `exercised`: the rest.
+
+The notebook helpers (`coverage_matrix`, `pass_rate_by`, `not_exercised_reasons`,
+`leaks`, `executed_writes`) turn a verdict frame into the tables it plots.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from tracelab.errors import UsageError
+
+if TYPE_CHECKING:
+    from tracelab.check import CheckRun
+    from tracelab.store import Store
+    from tracelab.suite import Finding
+
+RARE = 0.10
+"""An assertion exercised in fewer than this share of its runs is listed as rarely exercised."""
+
+STATUSES = ("never_exercised", "no_runs", "rarely_exercised", "exercised")
+"""Coverage statuses; `cover` lists the first two first, then the third, then the rest."""
+
+_RANK = {"never_exercised": 0, "no_runs": 0, "rarely_exercised": 1, "exercised": 2}
+
+REASONS_SHOWN = 5
+"""Not-exercised reasons per assertion in the text report; JSON lists them all."""
+
+GROUP_COLUMNS = ("agent", "agent_version", "model", "case_id", "termination", "source_format")
+"""The `episodes` columns `pass_rate_by` groups on."""
+
+_REASON = pl.Struct({"reason": pl.Utf8, "runs": pl.UInt32})
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What `tracelab cover` shows: the coverage table and the check it was computed from.
+
+    Attributes:
+        run: the (unsaved) check whose verdict rows the table aggregates.
+        table: one row per case and assertion, see `coverage_table`.
+        findings: the static sweep's findings (suite.md §6); `cover` measures anyway.
+    """
+
+    run: CheckRun
+    table: pl.DataFrame
+    findings: tuple[Finding, ...]
+
+    def summary(self) -> dict[str, int]:
+        """Counts of cases, runs, and assertions per status."""
+        statuses = self.table["status"]
+        return {
+            "cases": len(self.run.result.cases),
+            "cases_without_runs": sum(case.runs == 0 for case in self.run.result.cases),
+            "runs": self.run.result.summary.runs,
+            "assertions": self.table.height,
+            **{status: int((statuses == status).sum()) for status in STATUSES},
+        }
+
+    def to_json_dict(self, suite_path: str | os.PathLike[str]) -> dict[str, Any]:
+        """The `cover --format json` document."""
+        from tracelab import __version__
+
+        run = self.run
+        return {
+            "tracelab_version": __version__,
+            "suite": run.suite.name,
+            "suite_path": str(suite_path),
+            "suite_sha256": run.suite.sha256,
+            "store": run.store,
+            "elapsed_ms": run.elapsed_ms,
+            "rare_threshold": RARE,
+            "summary": self.summary(),
+            "static_findings": len(self.findings),
+            "assertions": [_json_row(row) for row in self.table.iter_rows(named=True)],
+        }
+
+    def render_text(self) -> str:
+        """A readable table: never exercised (and unchecked) first, then rarely, then the rest."""
+        s = self.summary()
+        lines = [f"{self.run.suite.name}: exercise coverage of {s['assertions']} assertions in "
+                 f"{s['cases']} cases over {s['runs']} runs"]
+        widths = _widths(self.table)
+        groups = (
+            (("never_exercised", "no_runs"), "never exercised: no selected run could have failed these"),
+            (("rarely_exercised",), f"exercised in under {RARE:.0%} of their runs"),
+            (("exercised",), "exercised"),
+        )
+        for statuses, title in groups:
+            rows = self.table.filter(pl.col("status").is_in(statuses))
+            if rows.height:
+                lines += ["", f"{title} ({rows.height})", _header(widths)]
+                for row in rows.iter_rows(named=True):
+                    lines += _text_row(row, widths)
+        if self.findings:
+            word = "finding" if len(self.findings) == 1 else "findings"
+            lines += ["", f"note  the static sweep has {len(self.findings)} {word}: see `tracelab lint`"]
+        return "\n".join(lines) + "\n"
+
+
+def cover(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
+          cases: list[str] | None = None, categories: list[str] | None = None) -> Coverage:
+    """Evaluate `suite_path` once (nothing saved) and aggregate its verdicts into coverage.
+
+    A suite the static sweep refuses is measured anyway: its findings come along.
+
+    Raises:
+        SuiteError: an invalid suite. UsageError: an unknown case or category.
+        StoreError: the store cannot be opened.
+    """
+    from tracelab.check import check
+    from tracelab.suite import lint_suite
+
+    run = check(store, suite_path, cases=cases, categories=categories, allow_ineffective=True,
+                save=False)
+    return Coverage(run, coverage_table(run), tuple(lint_suite(run.suite)))
+
+
+def coverage(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
+             cases: list[str] | None = None, categories: list[str] | None = None) -> pl.DataFrame:
+    """The coverage table of `suite_path` over the store (see `coverage_table`)."""
+    return cover(store, suite_path, cases=cases, categories=categories).table
+
+
+def coverage_table(run: CheckRun) -> pl.DataFrame:
+    """Per case and assertion of a check: counts, exercised rate, status, grouped reasons.
+
+    Columns: case_id, category, assertion_id, assertion_type, runs, passed, failed,
+    exercised_yes, exercised_no, exercised_unknown, exercised_rate (yes / runs; null
+    without runs), status (`STATUSES`), not_exercised_reasons (list of {reason, runs},
+    most frequent first). Rows: never exercised and unchecked first, then rarely
+    exercised, then the rest; suite order within each.
+    """
+    verdicts = run.verdicts
+    exercised = pl.col("exercised")
+    counts = verdicts.group_by("case_id", "assertion_id").agg(
+        runs=pl.len(),
+        passed=pl.col("passed").sum(),
+        exercised_yes=(exercised == "yes").sum(),
+        exercised_no=(exercised == "no").sum(),
+        exercised_unknown=(exercised == "unknown").sum(),
+    )
+    reasons = (
+        verdicts.filter(exercised == "no")
+        .group_by("case_id", "assertion_id", "reason").agg(runs=pl.len())
+        .sort(["runs", "reason"], descending=[True, False], nulls_last=True)
+        .group_by("case_id", "assertion_id", maintain_order=True)
+        .agg(not_exercised_reasons=pl.struct("reason", "runs"))
+    )
+    keys = ["case_id", "assertion_id"]
+    count_columns = ["runs", "passed", "exercised_yes", "exercised_no", "exercised_unknown"]
+    table = (
+        _units(run).join(counts, on=keys, how="left").join(reasons, on=keys, how="left")
+        .with_columns(pl.col(count_columns).fill_null(0).cast(pl.Int64),
+                      pl.col("not_exercised_reasons").fill_null(pl.lit([], pl.List(_REASON))))
+        .with_columns(failed=pl.col("runs") - pl.col("passed"),
+                      exercised_rate=pl.when(pl.col("runs") > 0)
+                      .then(pl.col("exercised_yes") / pl.col("runs")))
+    )
+    status = (pl.when(pl.col("runs") == 0).then(pl.lit("no_runs"))
+              .when(pl.col("exercised_no") == pl.col("runs")).then(pl.lit("never_exercised"))
+              .when(pl.col("exercised_rate") < RARE).then(pl.lit("rarely_exercised"))
+              .otherwise(pl.lit("exercised")))
+    return (table.with_columns(status=status)
+            .sort(pl.col("status").replace_strict(_RANK, return_dtype=pl.Int8), "order")
+            .select("case_id", "category", "assertion_id", "assertion_type", "runs", "passed",
+                    "failed", "exercised_yes", "exercised_no", "exercised_unknown",
+                    "exercised_rate", "status", "not_exercised_reasons"))
+
+
+LINT_STORE_KINDS = ("selects_no_run", "selects_every_run", "never_exercised")
+"""Findings only the stored runs can decide (suite.md §6); they are reported, not refused."""
+
+_LINT_SCHEMA = {"kind": pl.Utf8, "refused": pl.Boolean, "case_id": pl.Utf8, "assertion_id": pl.Utf8,
+                "reason": pl.Utf8}
+
+
+def lint(suite_path: str | os.PathLike[str],
+         store: Store | str | os.PathLike[str] | None = None) -> pl.DataFrame:
+    """The static sweep of suite.md §6, and with a store what the stored runs decide.
+
+    Columns: kind, refused, case_id, assertion_id (null for a case-level finding), reason.
+    Static findings (`ineffective`, `contradictory`) are refused and come first; with a
+    store, then per case in suite order: `selects_no_run`, `selects_every_run`
+    (`select: {}`), and `never_exercised` for each assertion every selected run leaves
+    `exercised = no` (e.g. a guard against a tool no run was offered).
+
+    Raises:
+        SuiteError: an invalid suite, or a `where` that fails on the stored runs.
+        StoreError: the store cannot be opened.
+    """
+    from tracelab.suite import lint_findings_frame, lint_suite, load_suite
+
+    if store is None:
+        findings: tuple[Finding, ...] = tuple(lint_suite(load_suite(suite_path)))
+        rows: list[dict[str, Any]] = []
+    else:
+        measured = cover(store, suite_path)
+        findings, rows = measured.findings, _store_findings(measured)
+    static = lint_findings_frame(findings).with_columns(refused=pl.lit(True))
+    return pl.concat([static.select(list(_LINT_SCHEMA)), pl.DataFrame(rows, schema=_LINT_SCHEMA)])
+
+
+def lint_exit_code(findings: pl.DataFrame) -> int:
+    """2 when a finding is refused, 1 when only store findings remain, 0 when clean (suite.md §6)."""
+    if findings["refused"].any():
+        return 2
+    return 1 if findings.height else 0
+
+
+def _store_findings(measured: Coverage) -> list[dict[str, Any]]:
+    from tracelab.suite import Select
+
+    never = measured.table.filter(pl.col("status") == "never_exercised")
+    cases = {case.id: case for case in measured.run.suite.cases}
+    rows: list[dict[str, Any]] = []
+
+    def found(kind: str, case_id: str, assertion_id: str | None, reason: str) -> None:
+        rows.append({"kind": kind, "refused": False, "case_id": case_id, "assertion_id": assertion_id,
+                     "reason": reason})
+
+    for verdict in measured.run.result.cases:
+        case = cases[verdict.id]
+        if verdict.runs == 0:
+            what = "no stored run matches its select" if case.select is not None else \
+                f"no stored run has case_id {case.id!r} (the case has no select)"
+            found("selects_no_run", case.id, None, what + ("; allow_no_runs lets it pass" if case.allow_no_runs
+                                                           else "; check fails it"))
+        if case.select == Select():
+            found("selects_every_run", case.id, None,
+                  f"select: {{}} selects every stored run ({verdict.runs}), whatever its case_id or agent")
+        for row in never.filter(pl.col("case_id") == case.id).iter_rows(named=True):
+            because = "; ".join(f"{item['reason']} ({item['runs']})" for item in row["not_exercised_reasons"])
+            found("never_exercised", case.id, row["assertion_id"],
+                  f"none of its {row['runs']} runs could have failed it: {because}")
+    return rows
+
+
+def render_lint_text(findings: pl.DataFrame, suite_path: str | os.PathLike[str], store: str | None) -> str:
+    """The `lint` text report: one line per finding, refused ones first."""
+    scope = f"static sweep and store {store}" if store else "static sweep only: no store, so no data findings"
+    if not findings.height:
+        return f"{suite_path}: clean ({scope})\n"
+    refused = int(findings["refused"].sum())
+    lines = [f"{suite_path}: {findings.height} finding{'' if findings.height == 1 else 's'} "
+             f"({refused} refused, {findings.height - refused} from the store; {scope})"]
+    shown = findings.with_columns(pl.col("assertion_id").fill_null("-"),
+                                  mark=pl.when("refused").then(pl.lit("refused")).otherwise(pl.lit("store")))
+    widths = {name: max(len(v) for v in shown[name].to_list()) for name in ("mark", "kind", "case_id",
+                                                                           "assertion_id")}
+    for row in shown.iter_rows(named=True):
+        lines.append("  " + "  ".join(row[name].ljust(widths[name]) for name in widths) + f"  {row['reason']}")
+    return "\n".join(lines) + "\n"
+
+
+def lint_json_dict(findings: pl.DataFrame, suite_path: str | os.PathLike[str], store: str | None
+                   ) -> dict[str, Any]:
+    """The `lint --format json` document."""
+    return {
+        "suite_path": str(suite_path),
+        "store": store,
+        "exit_code": lint_exit_code(findings),
+        "findings": [{"kind": r["kind"], "refused": r["refused"], "case": r["case_id"],
+                      "assertion": r["assertion_id"], "reason": r["reason"]}
+                     for r in findings.iter_rows(named=True)],
+    }
+
+
+def _units(run: CheckRun) -> pl.DataFrame:
+    """Every result id of the checked cases, in suite order, also of cases that selected no run."""
+    from tracelab.suite.compile import compile_suite
+    from tracelab.suite.evaluate import choose_cases
+
+    checked = {case.id for case in run.result.cases}
+    chosen = tuple(case for case in choose_cases(run.suite, None, None) if case.id in checked)
+    categories = pl.DataFrame({"case_id": [c.id for c in chosen], "category": [c.category for c in chosen]},
+                              schema={"case_id": pl.Utf8, "category": pl.Utf8})
+    units = compile_suite(run.suite, chosen).frames["p_units"]
+    return (units.filter(pl.col("parent_id").is_null())
+            .select("case_id", "assertion_id", "assertion_type", order="unit_id")
+            .join(categories, on="case_id", how="left"))
+
+
+# --- text and JSON -----------------------------------------------------------------------
+
+_COLUMNS = (("runs", "runs"), ("passed", "pass"), ("failed", "fail"), ("exercised_yes", "yes"),
+            ("exercised_no", "no"), ("exercised_unknown", "unknown"))
+
+
+def _widths(table: pl.DataFrame) -> dict[str, int]:
+    widths = {name: max([len(title), *(len(v) for v in table[name].to_list())])
+              for name, title in (("case_id", "case"), ("assertion_id", "assertion"),
+                                  ("assertion_type", "type"))}
+    widths.update({name: max(len(title), *(len(str(v)) for v in table[name].to_list()))
+                   if table.height else len(title) for name, title in _COLUMNS})
+    return widths
+
+
+def _header(w: dict[str, int]) -> str:
+    numbers = "  ".join(title.rjust(w[name]) for name, title in _COLUMNS)
+    return (f"  {'case'.ljust(w['case_id'])}  {'assertion'.ljust(w['assertion_id'])}  "
+            f"{'type'.ljust(w['assertion_type'])}  {numbers}  exercised").rstrip()
+
+
+def _text_row(row: dict[str, Any], w: dict[str, int]) -> list[str]:
+    numbers = "  ".join(str(row[name]).rjust(w[name]) for name, _ in _COLUMNS)
+    rate = "-" if row["exercised_rate"] is None else f"{row['exercised_rate']:.0%}"
+    lines = [f"  {row['case_id'].ljust(w['case_id'])}  {row['assertion_id'].ljust(w['assertion_id'])}  "
+             f"{row['assertion_type'].ljust(w['assertion_type'])}  {numbers}  {rate:>9}"]
+    indent = " " * 6
+    if row["status"] == "no_runs":
+        lines.append(f"{indent}the case selects no run")
+    reasons = row["not_exercised_reasons"]
+    for item in reasons[:REASONS_SHOWN]:
+        runs = item["runs"]
+        lines.append(f"{indent}not exercised in {runs} run{'' if runs == 1 else 's'}: "
+                     f"{item['reason'] or '(no reason recorded)'}")
+    if len(reasons) > REASONS_SHOWN:
+        lines.append(f"{indent}... {len(reasons) - REASONS_SHOWN} more reasons (--format json lists them all)")
+    return lines
+
+
+def _json_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "case": row["case_id"], "category": row["category"], "assertion": row["assertion_id"],
+        "type": row["assertion_type"], "status": row["status"], "runs": row["runs"],
+        "passed": row["passed"], "failed": row["failed"],
+        "exercised": {"yes": row["exercised_yes"], "no": row["exercised_no"],
+                      "unknown": row["exercised_unknown"]},
+        "exercised_rate": row["exercised_rate"],
+        "not_exercised_reasons": row["not_exercised_reasons"],
+    }
+
+
+# --- notebook helpers --------------------------------------------------------------------
+
+def coverage_matrix(table: pl.DataFrame) -> pl.DataFrame:
+    """Exercised rate per case (rows) and assertion id (columns) of a coverage table.
+
+    A cell is null where the case has no such assertion or selected no run; rows and
+    columns keep the table's order (least exercised first).
+    """
+    return table.pivot(on="assertion_id", index="case_id", values="exercised_rate",
+                       aggregate_function=None, maintain_order=True)
+
+
+def pass_rate_by(store: Store, verdicts: pl.DataFrame, by: str = "agent_version") -> pl.DataFrame:
+    """Runs, runs passed and pass rate per value of an `episodes` column (`GROUP_COLUMNS`).
+
+    A run passes when every result of every case selecting it passed (as `summary.runs_passed`).
+    A run without the field counts under "(not recorded)".
+
+    Raises:
+        UsageError: `by` is not one of `GROUP_COLUMNS`.
+    """
+    if by not in GROUP_COLUMNS:
+        raise UsageError(f"pass_rate_by: cannot group by {by!r}; choose one of {', '.join(GROUP_COLUMNS)}")
+    runs = verdicts.group_by("episode_id").agg(ok=pl.col("passed").all())
+    fields = store.sql(_sql("run_fields")).select("episode_id", pl.col(by).fill_null("(not recorded)"))
+    return (runs.join(fields, on="episode_id", how="left")
+            .group_by(by).agg(runs=pl.len(), runs_passed=pl.col("ok").sum())
+            .with_columns(pass_rate=pl.col("runs_passed") / pl.col("runs"))
+            .sort(by))
+
+
+def not_exercised_reasons(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """How often each reason left a passing result `exercised = no`, per assertion type, most frequent first."""
+    return (verdicts.filter(pl.col("exercised") == "no")
+            .group_by("assertion_type", "reason").agg(results=pl.len())
+            .sort(["results", "assertion_type", "reason"], descending=[True, False, False]))
+
+
+def leaks(store: Store, verdicts: pl.DataFrame) -> pl.DataFrame:
+    """Every failed `must_not_leak` result with the run's agent, version and model.
+
+    The reason names the leaked string, never the text around it.
+    """
+    failed = verdicts.filter(~pl.col("passed") & (pl.col("assertion_type") == "must_not_leak"))
+    fields = store.sql(_sql("run_fields")).select("episode_id", "agent", "agent_version", "model")
+    return (failed.join(fields, on="episode_id", how="left")
+            .select("episode_id", "case_id", "assertion_id", "reason", "agent", "agent_version", "model")
+            .sort("episode_id", "case_id", "assertion_id"))
+
+
+def executed_writes(store: Store, verdicts: pl.DataFrame) -> pl.DataFrame:
+    """The executed writes (recorded effects; a suite's `tools:` overrides aside) of the checked runs."""
+    checked = verdicts.select("episode_id").unique()
+    return (store.sql(_sql("executed_writes")).join(checked, on="episode_id", how="semi")
+            .sort("episode_id", "call_index"))
+
+
+def _sql(name: str) -> str:
+    from tracelab.sqlfiles import load_sql
+
+    return load_sql(f"cover/{name}")
