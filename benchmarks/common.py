@@ -24,15 +24,16 @@ class Run:
     peak_rss_mib: float
 
 
-def measure(argv: list[str], *, env: dict[str, str] | None = None) -> Run:
-    """Run `argv` to completion; fail loudly if it fails."""
+def measure(argv: list[str], *, env: dict[str, str] | None = None,
+            ok_exit: tuple[int, ...] = (0,)) -> Run:
+    """Run `argv` to completion; fail loudly if it exits with a code not in `ok_exit`."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, env={**os.environ, **(env or {})},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     stderr = proc.stderr.read().decode() if proc.stderr else ""
-    if status != 0:
+    if os.waitstatus_to_exitcode(status) not in ok_exit:
         raise SystemExit(f"benchmark command failed ({status}): {' '.join(argv)}\n{stderr}")
     return Run(round(seconds, 3), round(usage.ru_maxrss / 1024, 1))
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import check_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 from common import ROOT, machine, write_results  # noqa: E402
 
@@ -23,6 +24,10 @@ def main() -> None:
     results["ingest"] = ingest = ingest_bench.run(args.episodes)
     print(f"ingest: {ingest['ratio']}x bare read_json ({ingest['mb_per_s']} MB/s, "
           f"{ingest['episodes_per_s']:,} episodes/s, peak RSS {ingest['tracelab_ingest'].peak_rss_mib} MiB)")
+    results["check"] = chk = check_bench.run(args.episodes)
+    print(f"check: {chk['ratio']}x faster than pyeval ({chk['verdicts']:,} identical verdicts; "
+          f"tracelab {chk['tracelab_check'].seconds} s, peak RSS {chk['tracelab_check'].peak_rss_mib} MiB; "
+          f"pyeval {chk['pyeval'].seconds} s, peak RSS {chk['pyeval'].peak_rss_mib} MiB)")
     out = write_results(results)
     write_markdown(results)
     print(f"results: {out}")
@@ -45,7 +50,19 @@ def write_markdown(results: dict) -> None:
         f"peak RSS {ing['tracelab_ingest'].peak_rss_mib} MiB) | {ing['bare_read_json'].seconds} s "
         f"| {ing['ratio']}x | <= 2.0x |",
     ]
+    if "check" in results:
+        lines.append(check_row(results["check"]))
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
+
+
+def check_row(chk: dict) -> str:
+    """The BENCHMARKS.md row of the check benchmark (check_bench.py)."""
+    ours, base = chk["tracelab_check"], chk["pyeval"]
+    return (f"| `check` of benchmarks/suite.yaml vs per-episode Python (pyeval.py) | {chk['episodes']:,} episodes, "
+            f"{chk['cases']} cases, {chk['assertions']} assertions, {chk['verdicts']:,} identical verdicts "
+            f"| {ours.seconds} s (peak RSS {ours.peak_rss_mib} MiB) "
+            f"| {base.seconds} s (peak RSS {base.peak_rss_mib} MiB) | {chk['ratio']}x faster "
+            f"| >= {chk['target']:g}x faster |")
 
 
 if __name__ == "__main__":

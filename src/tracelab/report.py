@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -84,11 +84,15 @@ def _styler(color: bool):  # type: ignore[no-untyped-def]
     return style
 
 
-def render_json(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False) -> str:
-    """The `check --format json` document."""
+def render_json(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False,
+                baseline: dict[str, Any] | None = None) -> str:
+    """The `check --format json` document; `baseline` (a comparison's findings) under the `baseline` key."""
     from tracelab.check import envelope
 
-    return json.dumps(envelope(run, suite_path, all_results=all_results), indent=2, ensure_ascii=False) + "\n"
+    document = envelope(run, suite_path, all_results=all_results)
+    if baseline is not None:
+        document["baseline"] = baseline
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def render_junit(run: CheckRun) -> str:

@@ -22,34 +22,48 @@ from tracelab.cli.options import store_option
 @click.option("--allow-ineffective", is_flag=True,
               help="Check a suite even when the static sweep finds ineffective or contradictory assertions.")
 @click.option("--no-save", is_flag=True, help="Do not write check_runs / check_results to the store.")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), default=None,
+              help="Compare with this baseline: a significant pass-rate drop fails the check, "
+                   "lost coverage warns.")
+@click.option("--export-baseline", "export_file", type=click.Path(dir_okay=False), default=None,
+              help="Write this check's pass and exercised counts per case and assertion to FILE.")
 @store_option
 def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str, output: str | None,
-          all_results: bool, strict: bool, allow_ineffective: bool, no_save: bool, store_path: str | None) -> None:
+          all_results: bool, strict: bool, allow_ineffective: bool, no_save: bool, baseline_file: str | None,
+          export_file: str | None, store_path: str | None) -> None:
     """Evaluate SUITE over the stored runs.
 
-    Exit 0 when every checked case passed, 1 when one failed, 2 for a suite or usage
-    error, 3 for a store error.
+    Exit 0 when every checked case passed, 1 when one failed (or, with --baseline, a pass
+    rate dropped significantly), 2 for a suite or usage error, 3 for a store error.
     """
+    from tracelab.baseline import compare, export_baseline, load_baseline
     from tracelab.check import check as run_check
     from tracelab.report import render_json, render_junit, render_text
     from tracelab.store import open_store
 
     if not Path(suite).is_file():
         raise click.UsageError(f"{suite}: no such suite file")
+    baseline = load_baseline(baseline_file) if baseline_file else None
     with open_store(store_path, read_only=no_save, create=False) as store:
         run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
                         strict=strict, allow_ineffective=allow_ineffective, save=not no_save)
+    comparison = compare(baseline, run, baseline_file) if baseline is not None else None
+    if export_file:
+        export_baseline(run, export_file)
     if fmt == "json":
-        text = render_json(run, suite, all_results=all_results)
+        text = render_json(run, suite, all_results=all_results,
+                           baseline=comparison.to_json_dict() if comparison else None)
     elif fmt == "junit":
         text = render_junit(run)
     else:
         text = render_text(run, color=output is None and sys.stdout.isatty(), all_results=all_results)
+        if comparison:
+            text += comparison.render_text()
     if output is None:
         click.echo(text, nl=False)
     else:
         Path(output).write_text(text, encoding="utf-8")
-    if not run.passed:
+    if not run.passed or (comparison and comparison.regressed):
         sys.exit(1)
 
 
