@@ -38,7 +38,7 @@ def run(episodes: int) -> dict[str, object]:
         "episodes": episodes,
         "suite": SUITE.name,
         "cases": verdicts["case_id"].n_unique(),
-        "assertions": verdicts.select("case_id", "assertion_id").n_unique(),
+        "case_assertions": verdicts.select("case_id", "assertion_id").n_unique(),
         "verdicts": verdicts.height,
         "failed": int((~verdicts["passed"]).sum()),
         "verdicts_identical": True,

@@ -8,9 +8,11 @@ the suite's cases and assertions and compute `passed` and `exercised` for every
 say. It shares nothing with the SQL engine but the suite loader, so its verdicts
 are an independent cross-check of `tracelab check`.
 
-Limits (refused, not guessed): `select.where` (an SQL predicate), suites of
-other kinds than tracelab's, and regex patterns are read by Python's `re`, which
-agrees with RE2 only on simple patterns (the benchmark suite keeps to those).
+Limits: `select.where` (an SQL predicate) and suites of other kinds than
+tracelab's are refused; regex patterns are read by Python's `re`, which agrees
+with RE2 only on simple patterns (the benchmark suite keeps to those); every
+line is taken to be a valid episode with a unique id, as in a generated corpus
+(no quarantine, no de-duplication).
 
     python benchmarks/pyeval.py SUITE CORPUS.jsonl --out verdicts.parquet
 """
