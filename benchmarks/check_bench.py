@@ -13,6 +13,8 @@ import orjson
 import polars as pl
 from common import ROOT, WORK, corpus, measure, tracelab
 
+from tracelab.suite import load_suite
+
 SUITE = ROOT / "suite.yaml"
 PYEVAL = ROOT / "pyeval.py"
 TARGET = 20.0
@@ -37,7 +39,7 @@ def run(episodes: int) -> dict[str, object]:
     return {
         "episodes": episodes,
         "suite": SUITE.name,
-        "cases": verdicts["case_id"].n_unique(),
+        "cases": len(load_suite(SUITE).cases),
         "case_assertions": verdicts.select("case_id", "assertion_id").n_unique(),
         "verdicts": verdicts.height,
         "failed": int((~verdicts["passed"]).sum()),

@@ -37,7 +37,7 @@ def test_the_notebook_runs_on_the_sample_traces(tmp_path, monkeypatch):
     assert len(pictures) == 3  # heatmap, pass rate by version and model, not-exercised reasons
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "sample-agents: 172 assertions in 13 cases over 36 runs; 1 never exercised" in text
-    tables = "".join(o.get("data", {}).get("text/plain", "") for o in outputs)
+    tables = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
     assert "no-unassigning" in tables       # the never-exercised guard
     assert "LEAKED" in tables               # the leaks table
     assert "transfer_money" in tables       # the executed writes table

@@ -257,3 +257,7 @@ def _count(mapping: dict[str, Any], key: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
     return value
+
+
+__all__ = ["ALPHA", "FORMAT", "TEST", "Z_CRITICAL", "Comparison", "DropTest", "Regression", "baseline_document",
+           "compare", "drop_test", "export_baseline", "load_baseline"]

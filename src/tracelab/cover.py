@@ -183,8 +183,21 @@ def coverage_table(run: CheckRun) -> pl.DataFrame:
                     "exercised_rate", "status", "not_exercised_reasons"))
 
 
-LINT_STORE_KINDS = ("selects_no_run", "selects_every_run", "never_exercised")
-"""Findings only the stored runs can decide (suite.md §6); they are reported, not refused."""
+def _units(run: CheckRun) -> pl.DataFrame:
+    """Every result id of the checked cases, in suite order, also of cases that selected no run."""
+    from tracelab.suite.compile import compile_suite
+
+    checked = {case.id for case in run.result.cases}
+    chosen = tuple(case for case in run.suite.cases if case.id in checked)
+    categories = pl.DataFrame({"case_id": [c.id for c in chosen], "category": [c.category for c in chosen]},
+                              schema={"case_id": pl.Utf8, "category": pl.Utf8})
+    units = compile_suite(run.suite, chosen).frames["p_units"]
+    return (units.filter(pl.col("parent_id").is_null())
+            .select("case_id", "assertion_id", "assertion_type", order="unit_id")
+            .join(categories, on="case_id", how="left"))
+
+
+# --- lint: the static sweep, and what the stored runs decide -------------------------
 
 _LINT_SCHEMA = {"kind": pl.Utf8, "refused": pl.Boolean, "case_id": pl.Utf8, "assertion_id": pl.Utf8,
                 "reason": pl.Utf8}
@@ -281,34 +294,16 @@ def lint_json_dict(findings: pl.DataFrame, suite_path: str | os.PathLike[str], s
     }
 
 
-def _units(run: CheckRun) -> pl.DataFrame:
-    """Every result id of the checked cases, in suite order, also of cases that selected no run."""
-    from tracelab.suite.compile import compile_suite
-    from tracelab.suite.evaluate import choose_cases
-
-    checked = {case.id for case in run.result.cases}
-    chosen = tuple(case for case in choose_cases(run.suite, None, None) if case.id in checked)
-    categories = pl.DataFrame({"case_id": [c.id for c in chosen], "category": [c.category for c in chosen]},
-                              schema={"case_id": pl.Utf8, "category": pl.Utf8})
-    units = compile_suite(run.suite, chosen).frames["p_units"]
-    return (units.filter(pl.col("parent_id").is_null())
-            .select("case_id", "assertion_id", "assertion_type", order="unit_id")
-            .join(categories, on="case_id", how="left"))
-
-
-# --- text and JSON -----------------------------------------------------------------------
+# --- coverage as text and JSON ----------------------------------------------------------
 
 _COLUMNS = (("runs", "runs"), ("passed", "pass"), ("failed", "fail"), ("exercised_yes", "yes"),
             ("exercised_no", "no"), ("exercised_unknown", "unknown"))
 
 
 def _widths(table: pl.DataFrame) -> dict[str, int]:
-    widths = {name: max([len(title), *(len(v) for v in table[name].to_list())])
-              for name, title in (("case_id", "case"), ("assertion_id", "assertion"),
-                                  ("assertion_type", "type"))}
-    widths.update({name: max(len(title), *(len(str(v)) for v in table[name].to_list()))
-                   if table.height else len(title) for name, title in _COLUMNS})
-    return widths
+    titles = {"case_id": "case", "assertion_id": "assertion", "assertion_type": "type", **dict(_COLUMNS)}
+    return {name: max([len(title), *(len(str(v)) for v in table[name].to_list())])
+            for name, title in titles.items()}
 
 
 def _header(w: dict[str, int]) -> str:
@@ -408,3 +403,8 @@ def _sql(name: str) -> str:
     from tracelab.sqlfiles import load_sql
 
     return load_sql(f"cover/{name}")
+
+
+__all__ = ["GROUP_COLUMNS", "RARE", "STATUSES", "Coverage", "cover", "coverage", "coverage_matrix",
+           "coverage_table", "executed_writes", "leaks", "lint", "lint_exit_code", "lint_json_dict",
+           "not_exercised_reasons", "pass_rate_by", "render_lint_text"]

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from tracelab.errors import DataError, UsageError
+from tracelab.errors import DataError, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
 from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, parse_json
 from tracelab.pairing import pair_steps
@@ -457,8 +457,23 @@ def _ingest_one(con: duckdb.DuckDBPyConnection, source: Source, forced: ModuleTy
         con.commit()
         return file_report
     except DataError as exc:
-        con.rollback()
+        _rollback(con)
         return FileReport(source.uri, module.name, status="failed", message=str(exc))
+    except duckdb.Error as exc:
+        # The store refused a write (a full disk, a file size limit): this file is rolled
+        # back, the files before it stay committed, and the rest are not attempted.
+        _rollback(con)
+        reason = str(exc).strip().splitlines()[0]
+        raise StoreError(f"{source.uri}: not loaded, the store could not be written ({reason}); "
+                         "the files before it are stored") from None
     except BaseException:
-        con.rollback()
+        _rollback(con)
         raise
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the file's transaction, unless a failed commit (or a fatal error) already ended it."""
+    try:
+        con.rollback()
+    except duckdb.Error:
+        pass

@@ -68,13 +68,17 @@ def _case_line(case: CaseVerdict, style) -> str:  # type: ignore[no-untyped-def]
     if case.runs == 0:
         detail = "no run selected" + ("; allow_no_runs" if case.passed else "")
     elif case.passed:
-        detail = f"{case.runs} runs" if case.runs_passed == case.runs else \
-            f"{case.runs_passed}/{case.runs} runs, min_pass_rate {case.min_pass_rate:g}"
+        detail = _runs(case.runs) if case.runs_passed == case.runs else \
+            f"{case.runs_passed}/{_runs(case.runs)}, min_pass_rate {case.min_pass_rate:g}"
     else:
         why = "; a permission boundary was crossed" if case.permission_failure else ""
-        detail = f"{case.runs_passed}/{case.runs} runs{why}"
+        detail = f"{case.runs_passed}/{_runs(case.runs)}{why}"
     mark = style("ok   ", fg="green") if case.passed else style("FAIL ", fg="red", bold=True)
     return f"  {mark} {case.id} ({detail})"
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def _styler(color: bool):  # type: ignore[no-untyped-def]

@@ -147,7 +147,8 @@ def test_cover_on_the_sample_traces_lists_the_never_exercised_guard(capsys, tmp_
     ("expect: {writes: [pay], must_not_write: [pay]}", "contradictory", "must_not_write[0]",
      "'pay' is also in writes[0]: it must and must not write"),
     ("expect: {tools_called: [pay]}\n  assertions: [{type: trace_must_not_call_tool, tool: pay}]",
-     "contradictory", "trace_must_not_call_tool[0]", "'pay' is also in tools_called[0]: it must and must not be called"),
+     "contradictory", "trace_must_not_call_tool[0]",
+     "'pay' is also in tools_called[0]: it must and must not be called"),
 ])
 def test_lint_refuses_each_static_finding_with_exit_2(capsys, tmp_path, monkeypatch, body, kind, assertion, reason):
     monkeypatch.chdir(tmp_path)  # no ./tracelab.duckdb: the static sweep alone

@@ -13,7 +13,28 @@ from tracelab import __version__
 from tracelab.errors import TracelabError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class UserFacingError(click.ClickException):
+    """A `TracelabError` on its way out: a red one-line message and the error's exit code."""
+
+    def __init__(self, error: TracelabError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+
+    def show(self, file: object = None) -> None:
+        click.secho(f"error: {self.message}", fg="red", err=True)
+
+
+class _ErrorBoundary(click.Group):
+    """The one place where domain errors become exit codes (so CliRunner sees what users see)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except TracelabError as exc:
+            raise UserFacingError(exc) from None
+
+
+@click.group(cls=_ErrorBoundary, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tracelab")
 def cli() -> None:
     """Offline replay and analytics of recorded LLM-agent traces.
@@ -35,21 +56,8 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI; user errors become a red line and an exit code, never a traceback."""
+    """Entry point of the `tracelab` command."""
     try:
-        cli.main(args=argv, prog_name="tracelab", standalone_mode=False)
-    except TracelabError as exc:
-        click.secho(f"error: {exc}", fg="red", err=True)
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+        cli.main(args=argv, prog_name="tracelab")
     except BrokenPipeError:
         sys.exit(0)
-    sys.exit(0)

@@ -96,10 +96,7 @@ class Source:
         if name.endswith(".gz"):
             return gzip.open(self.path, "rb")  # type: ignore[return-value]
         if name.endswith(".zst"):
-            import zstandard
-
-            fh = open(self.path, "rb")
-            return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)  # type: ignore[return-value]
+            return io.BufferedReader(_ZstdReader(self.path), buffer_size=1 << 20)
         return open(self.path, "rb")
 
     def read_all(self) -> bytes:
@@ -145,6 +142,55 @@ class Source:
             except BadJSON:
                 return None
         return None
+
+
+class _ZstdReader(io.RawIOBase):
+    """Every zstd frame of a file, decompressed; input that ends inside a frame is an `EOFError`.
+
+    python-zstandard's own stream reader ends quietly at a truncated frame, so a cut
+    file would load in part; this reader fails like a truncated gzip instead.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import zstandard
+
+        super().__init__()
+        self._fh = open(path, "rb")
+        self._dctx = zstandard.ZstdDecompressor()
+        self._frame = self._dctx.decompressobj()
+        self._in_frame = False
+        self._out = b""
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._pos == len(self._out):
+            chunk = self._fh.read(1 << 20)
+            if not chunk:
+                if self._in_frame:
+                    raise EOFError("the zstd stream ends inside a frame (the file is truncated)")
+                return 0
+            self._out, self._pos = self._decompress(chunk), 0
+        n = min(len(buffer), len(self._out) - self._pos)
+        buffer[:n] = memoryview(self._out)[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+    def _decompress(self, data: bytes) -> bytes:
+        parts = []
+        while data:
+            if self._frame.eof:  # the next frame of a multi-frame file
+                self._frame = self._dctx.decompressobj()
+            parts.append(self._frame.decompress(data))
+            self._in_frame = not self._frame.eof
+            data = self._frame.unused_data if self._frame.eof else b""
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
 
 
 def _read_block(fh: BinaryIO, size: int, uri: str) -> bytes:

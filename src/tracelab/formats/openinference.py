@@ -108,22 +108,31 @@ def claims(source: Source) -> bool:
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
     """One episode per trace, at the line of its first span."""
-    return span_episodes(source, decode, match_by_name=True)
+    return span_episodes(source, decode, locate, match_by_name=True)
 
 
 def decode(record: Any, line: int) -> list[Span]:
     """The spans of one record: OTLP, a `{data: [...]}` page, or one Phoenix span."""
+    return _decode(record, line, read=True)
+
+
+def locate(record: Any, line: int) -> list[Span]:
+    """The spans of one record with only their ids and times (their content is not read)."""
+    return _decode(record, line, read=False)
+
+
+def _decode(record: Any, line: int, read: bool) -> list[Span]:
     if isinstance(record, dict) and "resourceSpans" in record:
-        return resource_spans(record, line, _fill_otlp)
+        return resource_spans(record, line, _fill_otlp if read else _unread)
     if isinstance(record, dict) and isinstance(record.get("data"), list) and not _ids(record)[0]:
         spans = record["data"]
         try:
-            return [_span(span, line, f"data[{i}]") for i, span in enumerate(spans)]
+            return [_span(span, line, f"data[{i}]", read) for i, span in enumerate(spans)]
         except RecordError as exc:
             traces = [_ids(s)[0] for s in spans if isinstance(s, dict)]
             raise SpanLineError(str(exc), _readable(traces)) from None
     try:
-        return [_span(record, line, "span")]
+        return [_span(record, line, "span", read)]
     except RecordError as exc:
         trace = _ids(record)[0] if isinstance(record, dict) else None
         raise SpanLineError(str(exc), _readable([trace])) from None
@@ -164,7 +173,7 @@ def _readable(traces: list[Any]) -> list[str]:
 # -- Phoenix span records ------------------------------------------------------------------
 
 
-def _span(record: Any, line: int, where: str) -> Span:
+def _span(record: Any, line: int, where: str, read: bool) -> Span:
     record = require_object(record, where)
     trace_id, span_id = _ids(record)
     parent = record.get("parent_id")
@@ -196,7 +205,8 @@ def _span(record: Any, line: int, where: str) -> Span:
         kind = attrs.get("openinference.span.kind", record.get("span_kind"))
         _fill(span, attrs, kind, record.get("name"), failed, record.get("status_message"), events)
 
-    read_content(span, record, content)
+    if read:
+        read_content(span, record, content)
     return span
 
 
@@ -259,6 +269,10 @@ def indexed(flat: Record, prefix: str) -> list[Record]:
 
 
 # -- OTLP-shaped OpenInference spans -------------------------------------------------------
+
+
+def _unread(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
+    """Reads nothing: an OpenInference episode is one trace, placed by ids alone."""
 
 
 def _fill_otlp(span: Span, raw: Record, attrs: Record, resource: Record) -> None:

@@ -83,12 +83,17 @@ def claims(source: Source) -> bool:
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
     """One episode per conversation (else trace), at the line of its first span."""
-    return span_episodes(source, decode, match_by_name=False)
+    return span_episodes(source, decode, locate, match_by_name=False)
 
 
 def decode(record: Any, line: int) -> list[Span]:
     """The GenAI spans of one OTLP record."""
     return resource_spans(record, line, _fill)
+
+
+def locate(record: Any, line: int) -> list[Span]:
+    """The spans of one OTLP record with only their ids, times and conversation id."""
+    return resource_spans(record, line, _conversation)
 
 
 # -- OTLP JSON structure -------------------------------------------------------------------
@@ -260,7 +265,13 @@ def json_value(value: Any, where: str) -> Any:
 # -- GenAI conventions ---------------------------------------------------------------------
 
 
+def _conversation(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
+    conversation = attrs.get("gen_ai.conversation.id")
+    span.conversation_id = _text(conversation) if conversation not in (None, "") else None
+
+
 def _fill(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
+    _conversation(span, raw, attrs, resource)
     status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
     error_type = attrs.get("error.type")
     span.failed = status.get("code") in ERROR_CODES or error_type is not None
@@ -270,8 +281,6 @@ def _fill(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
             span.error = message
         elif error_type is not None:
             span.error = _text(error_type)
-    conversation = attrs.get("gen_ai.conversation.id")
-    span.conversation_id = _text(conversation) if conversation not in (None, "") else None
     case_id = attrs.get("tracelab.case_id", resource.get("tracelab.case_id"))
     for label, value in (
         ("case_id", case_id),

@@ -1,10 +1,14 @@
 """Span traces to episodes: the engine the span formats share (`otlp`, `openinference`).
 
 An adapter decodes each record of its file into `Span` summaries (ids, times,
-status, and only the attributes that become steps or episode fields). The
-engine holds the summaries of the whole file, because one episode's spans may
-arrive in several records (a trace exported in batches), then groups them into
-episodes and orders them (formats.md, OTLP):
+status, and only the attributes that become steps or episode fields). One
+episode's spans may arrive in several records (a trace exported in batches),
+so the engine reads the file twice: first to learn, from ids and line numbers
+only, the line where each episode ends; then to hold each episode's summaries
+from its first line to its last, where it is built. Memory follows the
+episodes open at once (a file exporter writes a trace's spans close
+together), not the file. Episodes are grouped and ordered thus (formats.md,
+OTLP):
 
 - an episode is all spans sharing a conversation id (a span without one joins
   the conversation of its trace), else all spans of one trace;
@@ -24,12 +28,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import heapq
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from tracelab.errors import DataError
 from tracelab.formats.base import Quarantined, Source
 from tracelab.formats.common import (
     Record,
@@ -64,7 +70,7 @@ ROLE_KINDS = {
 MAX_NANOS = 253_402_300_800 * 10**9  # 10000-01-01T00:00:00Z
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """What one span contributes to its episode, decoded by an adapter."""
 
@@ -120,84 +126,166 @@ Decoder = Callable[[Any, int], list[Span]]
 
 
 def span_episodes(
-    source: Source, decode: Decoder, *, match_by_name: bool
+    source: Source, decode: Decoder, locate: Decoder, *, match_by_name: bool
 ) -> Iterator[tuple[int, Record] | Quarantined]:
     """Every episode of a span file, and every quarantined record, in line order.
 
     ``decode(record, line)`` turns one record into spans or raises
-    `RecordError`. An episode is reported at the line of its first span. With
-    `match_by_name`, a tool span without a call id records the earliest
-    still-unrecorded requested call of the same name (OpenInference).
+    `RecordError`; ``locate(record, line)`` does the same reading only what
+    places a span (ids, times, conversation id), and must fail exactly where
+    `decode` does. An episode is reported at the line of its first span;
+    episodes and quarantined records are yielded in order of that line (ties:
+    quarantined records first, then episodes by their first span's start and
+    id). With `match_by_name`, a tool span without a call id records the
+    earliest still-unrecorded requested call of the same name (OpenInference).
+
+    The file is read twice, so that memory follows the episodes open at once,
+    not the file: the first pass (`locate`) finds the last line of every
+    episode and the traces of quarantined records; the second (`decode`) holds
+    an episode's spans only until its last line, where the episode is built.
     """
-    spans: list[Span] = []
-    quarantined: list[Quarantined] = []
-    tainted: dict[str, int] = {}
-    intern = _Interner()
+    plan = _plan(source, locate)
+    open_groups: dict[str, _Group] = {}
+    ready: list[tuple[_Rank, tuple[int, Record] | Quarantined]] = []
+    sequence = itertools.count()
     for item in records(source):
         if isinstance(item, Quarantined):
-            quarantined.append(item)
+            heapq.heappush(ready, ((item.line, 0, 0, "", next(sequence)), item))
             continue
         line, record, raw = item
         try:
             decoded = decode(record, line)
+        except RecordError as exc:
+            rank = (line, 0, 0, "", next(sequence))
+            heapq.heappush(ready, (rank, Quarantined(line, str(exc), raw)))
+            continue
+        for key in _gather(decoded, plan, open_groups, source):
+            if plan.last_line[key] == line:
+                spans = open_groups.pop(key).ordered()
+                built = _episode_or_quarantine(key, spans, plan.tainted, match_by_name)
+                rank = (_line(built), 1, spans[0].start, spans[0].span_id, next(sequence))
+                heapq.heappush(ready, (rank, built))
+        # An open episode sorts at or after its first line, and one still to come after this line.
+        bound = next(iter(open_groups.values())).first_line if open_groups else line + 1
+        while ready and ready[0][0][0] < bound:
+            yield heapq.heappop(ready)[1]
+    if open_groups:
+        raise _changed(source)
+    while ready:
+        yield heapq.heappop(ready)[1]
+
+
+def _changed(source: Source) -> DataError:
+    return DataError(f"{source.uri}: changed while it was read; nothing of it was loaded")
+
+
+_Rank = tuple[int, int, int, str, int]
+"""An item's place in the output: line; 0 for a quarantined record, else 1 and its first
+span's start and id; a sequence number."""
+
+
+@dataclass
+class _Plan:
+    """What the first pass learns: ids and line numbers only."""
+
+    last_line: dict[str, int]
+    """Episode key -> the last line holding one of its spans."""
+    conversation: dict[str, str]
+    """Trace id -> the conversation its spans without a conversation id join."""
+    tainted: dict[str, int]
+    """Trace id -> the first quarantined record naming it."""
+
+    def key(self, span: Span) -> str:
+        """The episode of a span: its conversation, else its trace's, else its trace."""
+        return span.conversation_id or self.conversation.get(span.trace_id) or span.trace_id
+
+
+def _plan(source: Source, locate: Decoder) -> _Plan:
+    tainted: dict[str, int] = {}
+    # a trace joins the conversation of its earliest span (by start, then span id) naming one
+    earliest: dict[str, tuple[int, str, str]] = {}
+    last_line: dict[str, int] = {}
+    unlabelled: dict[str, int] = {}  # trace -> last line of its spans naming no conversation
+    for item in records(source):
+        if isinstance(item, Quarantined):
+            continue
+        line, record, _ = item
+        try:
+            located = locate(record, line)
         except SpanLineError as exc:
-            quarantined.append(Quarantined(line, str(exc), raw))
             for trace in exc.traces:
                 tainted.setdefault(trace, line)
-        except RecordError as exc:
-            quarantined.append(Quarantined(line, str(exc), raw))
-        else:
-            for span in decoded:
-                span.inputs = [intern(message) for message in span.inputs]
-                span.outputs = [intern(message) for message in span.outputs]
-            spans.extend(decoded)
-    # Episodes are built one at a time, as they are yielded, merged with the quarantined
-    # records by line (both are already in line order).
-    episodes = (
-        _episode_or_quarantine(key, group, tainted, match_by_name)
-        for key, group in group_spans(spans)
-    )
-    yield from heapq.merge(quarantined, episodes, key=_line)
+            continue
+        except RecordError:
+            continue
+        for span in located:
+            if span.conversation_id:
+                last_line[span.conversation_id] = line
+                best = earliest.get(span.trace_id)
+                if best is None or (span.start, span.span_id) < best[:2]:
+                    earliest[span.trace_id] = (span.start, span.span_id, span.conversation_id)
+            else:
+                unlabelled[span.trace_id] = line
+    conversation = {trace: best[2] for trace, best in earliest.items()}
+    for trace, line in unlabelled.items():
+        key = conversation.get(trace, trace)
+        last_line[key] = max(last_line.get(key, 0), line)
+    return _Plan(last_line, conversation, tainted)
 
 
-class _Interner:
-    """One object per distinct message: inference spans repeat the whole history as input, so
-    a file holds each message many times; kept once, memory follows the distinct messages."""
+def _gather(
+    spans: list[Span], plan: _Plan, open_groups: dict[str, _Group], source: Source
+) -> dict[str, None]:
+    """Add each span to its episode's open group; the keys touched, in order."""
+    touched: dict[str, None] = {}
+    for span in spans:
+        key = plan.key(span)
+        if key not in plan.last_line:
+            raise _changed(source)
+        group = open_groups.get(key)
+        if group is None:
+            group = open_groups[key] = _Group(span.line)
+        group.add(span)
+        touched[key] = None
+    return touched
 
-    def __init__(self) -> None:
-        self.seen: dict[bytes, Any] = {}
 
-    def __call__(self, message: Any) -> Any:
+class _Group:
+    """The spans of one episode read so far."""
+
+    def __init__(self, first_line: int) -> None:
+        self.first_line = first_line
+        self.spans: list[Span] = []
+        # Inference spans repeat the whole history as input: one object per distinct message
+        # keeps memory to the distinct messages.
+        self.messages: dict[bytes, Any] = {}
+
+    def add(self, span: Span) -> None:
+        span.inputs = [self._intern(message) for message in span.inputs]
+        span.outputs = [self._intern(message) for message in span.outputs]
+        self.spans.append(span)
+
+    def _intern(self, message: Any) -> Any:
         try:
             text = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
         except TypeError:
             return message
-        return self.seen.setdefault(hashlib.blake2b(text, digest_size=16).digest(), message)
+        return self.messages.setdefault(hashlib.blake2b(text, digest_size=16).digest(), message)
+
+    def ordered(self) -> list[Span]:
+        """The spans by start time, ties by span id; a span re-exported (same trace and span
+        id) counts once, as its first copy in that order."""
+        ordered: list[Span] = []
+        seen: set[tuple[str, str]] = set()
+        for span in sorted(self.spans, key=lambda span: (span.start, span.span_id)):
+            if (span.trace_id, span.span_id) not in seen:
+                seen.add((span.trace_id, span.span_id))
+                ordered.append(span)
+        return ordered
 
 
 def _line(item: tuple[int, Record] | Quarantined) -> int:
     return item.line if isinstance(item, Quarantined) else item[0]
-
-
-def group_spans(spans: list[Span]) -> list[tuple[str, list[Span]]]:
-    """``(episode_id, ordered spans)`` per episode, in order of each episode's first line.
-
-    A span re-exported with the same trace and span id counts once.
-    """
-    ordered = sorted(spans, key=lambda span: (span.start, span.span_id))
-    trace_conversation: dict[str, str] = {}
-    for span in ordered:
-        if span.conversation_id:
-            trace_conversation.setdefault(span.trace_id, span.conversation_id)
-    groups: dict[str, list[Span]] = {}
-    seen: set[tuple[str, str]] = set()
-    for span in ordered:
-        if (span.trace_id, span.span_id) in seen:
-            continue
-        seen.add((span.trace_id, span.span_id))
-        key = span.conversation_id or trace_conversation.get(span.trace_id) or span.trace_id
-        groups.setdefault(key, []).append(span)
-    return sorted(groups.items(), key=lambda item: min(span.line for span in item[1]))
 
 
 def _episode_or_quarantine(
