@@ -1,7 +1,8 @@
 """The `tracelab` command: thin click commands over the library, one error boundary.
 
 Each command parses options, calls one library function and formats the result.
-`main` maps every `TracelabError` to its exit code with a one-line message.
+The group itself is the error boundary: every `TracelabError` becomes its exit code
+and a one-line message, never a traceback.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 import click
 
 from tracelab import __version__
-from tracelab.errors import TracelabError
+from tracelab.errors import StoreError, TracelabError
 
 
 class UserFacingError(click.ClickException):
@@ -28,10 +29,16 @@ class _ErrorBoundary(click.Group):
     """The one place where domain errors become exit codes (so CliRunner sees what users see)."""
 
     def invoke(self, ctx: click.Context) -> object:
+        import duckdb
+
         try:
             return super().invoke(ctx)
         except TracelabError as exc:
             raise UserFacingError(exc) from None
+        except duckdb.IOException as exc:
+            # disk full, a file vanished, a lock taken mid-way: the store, not the user's input
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UserFacingError(StoreError(f"store I/O failed: {first}")) from None
 
 
 @click.group(cls=_ErrorBoundary, context_settings={"help_option_names": ["-h", "--help"]})
