@@ -88,7 +88,9 @@ CREATE TABLE IF NOT EXISTS check_runs (
     suite        VARCHAR,
     suite_sha256 VARCHAR,
     started_at   TIMESTAMPTZ,
-    elapsed_ms   BIGINT
+    elapsed_ms   BIGINT,
+    cases        VARCHAR[],     -- the case ids this run checked (for `check --since`)
+    since_run    VARCHAR        -- the run it continued, for an incremental check
 );
 
 CREATE TABLE IF NOT EXISTS check_results (

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from tracelab.errors import SuiteError
+from tracelab.errors import SuiteError, UsageError
 from tracelab.ingest import insert_arrow
 
 if TYPE_CHECKING:
     import polars as pl
 
     from tracelab.store import Store
-    from tracelab.suite.model import Suite
+    from tracelab.suite.model import Case, Suite
     from tracelab.suite.results import CheckResult
 
 
@@ -63,7 +63,7 @@ def refuse_findings(suite: Suite) -> None:
 
 def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
-          allow_ineffective: bool = False, save: bool = True) -> CheckRun:
+          allow_ineffective: bool = False, save: bool = True, since: str | None = None) -> CheckRun:
     """Check a suite against every stored run it selects.
 
     Args:
@@ -74,6 +74,8 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
         strict: count a run with an `exercised = no` row as failed.
         allow_ineffective: check a suite the static sweep refuses.
         save: write `check_runs` / `check_results` (never on a read-only store).
+        since: the run id of an earlier saved check of the same suite: evaluate only the runs
+            ingested after it started and keep its verdicts for the others (`--since`).
 
     Raises:
         SuiteError: an invalid, ineffective or contradictory suite.
@@ -85,32 +87,63 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     if not isinstance(store, Store):
         with open_store(store, read_only=not save, create=False) as opened:
             return check(opened, suite_path, cases=cases, categories=categories, strict=strict,
-                         allow_ineffective=allow_ineffective, save=save)
+                         allow_ineffective=allow_ineffective, save=save, since=since)
     from tracelab.suite import load_suite
     from tracelab.suite.evaluate import choose_cases, evaluate
 
     started = datetime.now(timezone.utc)
     clock = time.perf_counter()
     suite = load_suite(suite_path)
-    choose_cases(suite, cases, categories)  # unknown case or category: refused before anything runs
+    chosen = choose_cases(suite, cases, categories)  # an unknown case or category: refused before anything runs
     if not allow_ineffective:
         refuse_findings(suite)
-    result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict)
+    watermark, carried = (None, None) if since is None else previous_run(store, suite, since, chosen)
+    result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
+                      since=watermark, carried=carried)
     elapsed_ms = round((time.perf_counter() - clock) * 1000)
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
     if saved:
-        _save(store, suite, result, run_id, started, elapsed_ms)
+        _save(store, suite, result, run_id, started, elapsed_ms, since)
     return CheckRun(result, suite, run_id, str(store.path), elapsed_ms, saved)
 
 
+def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ...]
+                 ) -> tuple[datetime, pl.DataFrame]:
+    """When run `run_id` started, and its verdict rows for the chosen cases (`check --since`).
+
+    Raises:
+        UsageError: no such saved run, another suite (or another version of it), or a run
+            that did not check every chosen case.
+    """
+    rows = store.con.execute("SELECT started_at, suite_sha256, cases FROM check_runs WHERE run_id = ?",
+                             [run_id]).fetchall()
+    if not rows:
+        raise UsageError(f"--since {run_id}: no saved check run with that id "
+                         "(see `tracelab sql \"SELECT * FROM check_runs\"`)")
+    started, sha256, checked = rows[0]
+    if sha256 != suite.sha256:
+        raise UsageError(f"--since {run_id}: that run checked another suite or another version of "
+                         f"{suite.path}; run a full check first")
+    missing = [case.id for case in chosen if case.id not in (checked or [])]
+    if missing:
+        raise UsageError(f"--since {run_id}: that run did not check case {missing[0]!r}; run a full check first")
+    carried = store.sql(
+        "SELECT case_id, assertion_id, assertion_type, episode_id, passed, exercised, reason "
+        "FROM check_results WHERE run_id = ? AND list_contains(?, case_id)",
+        [run_id, [case.id for case in chosen]],
+    )
+    return started, carried
+
+
 def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started: datetime,
-          elapsed_ms: int) -> None:
+          elapsed_ms: int, since: str | None) -> None:
     con = store.con
     con.begin()
     try:
-        con.execute("INSERT INTO check_runs VALUES (?, ?, ?, ?, ?)",
-                    [run_id, suite.name, suite.sha256, started, elapsed_ms])
+        con.execute("INSERT INTO check_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [run_id, suite.name, suite.sha256, started, elapsed_ms,
+                     [case.id for case in result.cases], since])
         import polars as pl
 
         insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))

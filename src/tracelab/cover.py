@@ -90,8 +90,9 @@ class Coverage:
             "assertions": [_json_row(row) for row in self.table.iter_rows(named=True)],
         }
 
-    def render_text(self) -> str:
-        """A readable table: never exercised (and unchecked) first, then rarely, then the rest."""
+    def render_text(self, full: bool = True) -> str:
+        """A readable table: never exercised (and unchecked) first, then rarely, then the rest
+        (`full=False` leaves the well-exercised ones out, with a count)."""
         s = self.summary()
         lines = [f"{self.run.suite.name}: exercise coverage of {s['assertions']} assertions in "
                  f"{s['cases']} cases over {s['runs']} runs"]
@@ -101,12 +102,14 @@ class Coverage:
             (("rarely_exercised",), f"exercised in under {RARE:.0%} of their runs"),
             (("exercised",), "exercised"),
         )
-        for statuses, title in groups:
+        for statuses, title in groups if full else groups[:-1]:
             rows = self.table.filter(pl.col("status").is_in(statuses))
             if rows.height:
                 lines += ["", f"{title} ({rows.height})", _header(widths)]
                 for row in rows.iter_rows(named=True):
                     lines += _text_row(row, widths)
+        if not full:
+            lines += ["", f"{s['exercised']} more assertions were exercised: see `tracelab cover`"]
         if self.findings:
             word = "finding" if len(self.findings) == 1 else "findings"
             lines += ["", f"note  the static sweep has {len(self.findings)} {word}: see `tracelab lint`"]
@@ -124,10 +127,16 @@ def cover(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
         StoreError: the store cannot be opened.
     """
     from tracelab.check import check
-    from tracelab.suite import lint_suite
 
     run = check(store, suite_path, cases=cases, categories=categories, allow_ineffective=True,
                 save=False)
+    return coverage_of(run)
+
+
+def coverage_of(run: CheckRun) -> Coverage:
+    """The coverage of a check already run (no second evaluation)."""
+    from tracelab.suite import lint_suite
+
     return Coverage(run, coverage_table(run), tuple(lint_suite(run.suite)))
 
 

@@ -28,7 +28,7 @@ from tracelab.errors import DataError, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
 from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, parse_json
 from tracelab.pairing import pair_steps
-from tracelab.sqlfiles import load_sql
+from tracelab.sqlfiles import run_script
 
 BATCH_RECORDS = 20_000
 BATCH_BYTES = 64 << 20
@@ -198,17 +198,6 @@ def _raw_text(raw: str | bytes | None) -> str | None:
 
 
 # --- the SQL side ---------------------------------------------------------------------------
-
-
-def run_script(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> None:
-    """Run every statement of `sql/<name>.sql`, binding the named parameters each one uses."""
-    for statement in load_sql(name).split(";\n"):
-        if not statement.strip() or all(
-            ln.strip().startswith("--") or not ln.strip() for ln in statement.splitlines()
-        ):
-            continue
-        used = {k: v for k, v in (params or {}).items() if f"${k}" in statement}
-        con.execute(statement, used or None)
 
 
 class _FileLoader:

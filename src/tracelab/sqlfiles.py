@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import duckdb
 
 _HERE = Path(__file__).resolve().parent
 
@@ -23,3 +27,14 @@ def sql_dir() -> Path:
 def load_sql(name: str) -> str:
     """The text of `sql/<name>.sql`, e.g. ``load_sql("views/transcript")``."""
     return (sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
+
+
+def run_script(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> None:
+    """Run every statement of `sql/<name>.sql`, binding the named parameters each one uses."""
+    for statement in load_sql(name).split(";\n"):
+        if not statement.strip() or all(
+            ln.strip().startswith("--") or not ln.strip() for ln in statement.splitlines()
+        ):
+            continue
+        used = {k: v for k, v in (params or {}).items() if f"${k}" in statement}
+        con.execute(statement, used or None)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from tracelab.errors import StoreError, UsageError
-from tracelab.sqlfiles import load_sql, sql_dir
+from tracelab.sqlfiles import load_sql, run_script, sql_dir
 
 if TYPE_CHECKING:
     import polars as pl
@@ -176,9 +176,7 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
 
 def _create_views(con: duckdb.DuckDBPyConnection) -> None:
     for name in VIEWS:
-        for statement in load_sql(f"views/{name}").split(";\n"):
-            if statement.strip():
-                con.execute(statement)
+        run_script(con, f"views/{name}")
 
 
 def _stored_version(con: duckdb.DuckDBPyConnection) -> str | None:

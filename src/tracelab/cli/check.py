@@ -22,6 +22,8 @@ from tracelab.cli.options import store_option
 @click.option("--allow-ineffective", is_flag=True,
               help="Check a suite even when the static sweep finds ineffective or contradictory assertions.")
 @click.option("--no-save", is_flag=True, help="Do not write check_runs / check_results to the store.")
+@click.option("--since", "since", metavar="RUN_ID", default=None,
+              help="Incremental: evaluate only runs ingested after saved check RUN_ID, keep its other verdicts.")
 @click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), default=None,
               help="Compare with this baseline: a significant pass-rate drop fails the check, "
                    "lost coverage warns.")
@@ -29,8 +31,8 @@ from tracelab.cli.options import store_option
               help="Write this check's pass and exercised counts per case and assertion to FILE.")
 @store_option
 def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str, output: str | None,
-          all_results: bool, strict: bool, allow_ineffective: bool, no_save: bool, baseline_file: str | None,
-          export_file: str | None, store_path: str | None) -> None:
+          all_results: bool, strict: bool, allow_ineffective: bool, no_save: bool, since: str | None,
+          baseline_file: str | None, export_file: str | None, store_path: str | None) -> None:
     """Evaluate SUITE over the stored runs.
 
     Exit 0 when every checked case passed, 1 when one failed (or, with --baseline, a pass
@@ -46,7 +48,7 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     baseline = load_baseline(baseline_file) if baseline_file else None
     with open_store(store_path, read_only=no_save, create=False) as store:
         run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
-                        strict=strict, allow_ineffective=allow_ineffective, save=not no_save)
+                        strict=strict, allow_ineffective=allow_ineffective, save=not no_save, since=since)
     comparison = compare(baseline, run, baseline_file) if baseline is not None else None
     if export_file:
         export_baseline(run, export_file)

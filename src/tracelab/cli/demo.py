@@ -29,7 +29,7 @@ ORDER BY episode_id, origin
 @store_option
 def demo(traces: str, store_path: str | None) -> None:
     """Ingest TRACES (default: sample_traces/), show counts, executed writes and a leak search,
-    then check TRACES/suite.yaml when there is one. Exits 0 even when the sample suite has
+    then check TRACES/suite.yaml when there is one and show its coverage. Exits 0 even when the sample suite has
     failing cases: they are there to be shown.
     """
     from tracelab.cli.query import store_summary
@@ -56,10 +56,13 @@ def demo(traces: str, store_path: str | None) -> None:
 def _check(store, suite: Path) -> None:  # type: ignore[no-untyped-def]
     """Run the sample suite and print its report. Failing cases are the point of the demo: exit 0."""
     from tracelab.check import check
+    from tracelab.cover import coverage_of
     from tracelab.report import render_text
 
-    click.secho(f"== tracelab check {suite}", bold=True)
     run = check(store, suite)
+    click.secho(f"== tracelab cover {suite} (what could not have failed)", bold=True)
+    click.echo(coverage_of(run).render_text(full=False), nl=False)
+    click.secho(f"== tracelab check {suite}", bold=True)
     click.echo(render_text(run), nl=False)
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import duckdb
 import polars as pl
 
 from tracelab.errors import SuiteError, UsageError
-from tracelab.sqlfiles import load_sql
+from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.args_valid import validate_calls
 from tracelab.suite.compile import Plan, compile_suite
 from tracelab.suite.model import Case, Suite
@@ -51,7 +52,8 @@ _FAMILIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
 
 def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
              cases: Iterable[str] | None = None, categories: Iterable[str] | None = None,
-             strict: bool = False) -> CheckResult:
+             strict: bool = False, since: datetime | None = None,
+             carried: pl.DataFrame | None = None) -> CheckResult:
     """Check `suite` against the runs stored behind `con`.
 
     Args:
@@ -60,6 +62,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
         cases: check only these case ids.
         categories: check only cases of these categories.
         strict: count a run with an `exercised = no` row as failed (rows stay as they are).
+        since: evaluate only runs ingested after this instant (an incremental check).
+        carried: with `since`, the verdict rows of an earlier check of the same suite; its
+            rows for runs not ingested since are kept as they are.
 
     Raises:
         UsageError: an unknown case id or category.
@@ -70,11 +75,24 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
     with _registered(con, plan.frames):
         try:
             _select(con, suite, plan)
+            if since is not None:
+                run_script(con, "assertions/_since", {"since": since})
             _run_families(con, plan)
             verdicts = con.sql(load_sql("assertions/_verdicts")).pl()
+            if carried is not None:
+                verdicts = _merge(con, verdicts, carried, since)
         finally:
             con.execute(load_sql("assertions/_cleanup"))
     return build_result(suite.name, chosen, verdicts, strict)
+
+
+def _merge(con: duckdb.DuckDBPyConnection, fresh: pl.DataFrame, carried: pl.DataFrame,
+           since: datetime | None) -> pl.DataFrame:
+    """The fresh rows, plus the carried rows of runs that were not (re-)ingested since."""
+    renewed = con.sql("SELECT episode_id FROM episodes WHERE ingested_at > $since",
+                      params={"since": since}).pl()["episode_id"]
+    kept = carried.filter(~pl.col("episode_id").is_in(renewed.implode()))
+    return pl.concat([kept.select(fresh.columns).cast(fresh.schema), fresh])
 
 
 def choose_cases(suite: Suite, cases: Iterable[str] | None,

@@ -1,0 +1,57 @@
+"""`check --since RUN_ID` gives the verdicts of a full check on the same data."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import REPO
+from tracelab.check import check
+from tracelab.errors import UsageError
+from tracelab.store import open_store
+
+NATIVE = REPO / "sample_traces" / "native"
+SUITE = REPO / "sample_traces" / "suite.yaml"
+
+
+def rows(run) -> list[tuple]:
+    return sorted(run.verdicts.select("case_id", "assertion_id", "episode_id", "passed", "exercised", "reason").rows())
+
+
+def test_incremental_check_equals_full_check(tmp_path):
+    changed = tmp_path / "changed.jsonl"
+    first_line = (NATIVE / "shifts.jsonl").read_text().splitlines()[0]
+    record = json.loads(first_line)
+    record["output"] = (record.get("output") or "") + " Also: sk-live-REPLACED"
+    changed.write_text(json.dumps(record) + "\n")
+
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([NATIVE / "shifts.jsonl", NATIVE / "banking.jsonl"])
+        first = check(store, SUITE)
+        store.ingest([NATIVE / "support.jsonl", NATIVE / "edge_cases.jsonl"])
+        store.ingest([changed], replace=True)
+
+        incremental = check(store, SUITE, since=first.run_id)
+        full = check(store, SUITE, save=False)
+
+    assert rows(incremental) == rows(full)
+    assert incremental.result.cases == full.result.cases
+    assert incremental.result.summary == full.result.summary
+    # the replaced run was re-evaluated: its new leak is found
+    assert any(r[2] == record["episode_id"] and not r[3] for r in rows(incremental))
+    assert rows(first) != rows(full)
+
+
+def test_since_refuses_an_unknown_run_or_another_suite(tmp_path):
+    other = tmp_path / "other.yaml"
+    other.write_text(SUITE.read_text() + "\n# edited\n")
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([NATIVE / "shifts.jsonl"])
+        first = check(store, SUITE)
+        with pytest.raises(UsageError, match="no saved check run with that id"):
+            check(store, SUITE, since="nope")
+        with pytest.raises(UsageError, match="another suite or another version"):
+            check(store, other, since=first.run_id)
+        partial = check(store, SUITE, cases=["assign-shift"])
+        with pytest.raises(UsageError, match="did not check case 'roster-other-org'"):
+            check(store, SUITE, since=partial.run_id)
