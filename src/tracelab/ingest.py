@@ -31,7 +31,10 @@ from tracelab.pairing import pair_steps
 from tracelab.sqlfiles import run_script
 
 BATCH_RECORDS = 20_000
-BATCH_BYTES = 64 << 20
+BATCH_BYTES = 32 << 20
+"""No SQL batch holds more record bytes than this, and a record larger than this is quarantined:
+DuckDB's JSON functions take many times a batch's bytes in memory (64 records of 1 MB, or one
+of 50 MB, exceed the default 2 GB limit)."""
 
 EPISODE_KEYS = frozenset({
     "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
@@ -329,12 +332,19 @@ def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Itera
         except (TypeError, orjson.JSONEncodeError) as exc:
             batch.quarantine.append((line, f"cannot be serialised: {exc}", None))
             continue
+        if len(doc) > BATCH_BYTES:
+            batch.quarantine.append((line, f"the record is {len(doc):,} bytes of JSON; records over "
+                                     f"{BATCH_BYTES >> 20} MiB are not loaded", _raw_text(canonical)))
+            continue
+        if batch.size + len(doc) > BATCH_BYTES:
+            yield batch
+            batch = _Batch()
         batch.lines.append(line)
         batch.docs.append(doc)
         batch.hashes.append(hashlib.sha256(canonical).hexdigest())
         batch.canonical[line] = canonical
         batch.size += len(doc)
-        if len(batch.lines) >= BATCH_RECORDS or batch.size >= BATCH_BYTES:
+        if len(batch.lines) >= BATCH_RECORDS:
             yield batch
             batch = _Batch()
     yield batch

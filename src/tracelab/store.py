@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ DEFAULT_MEMORY_LIMIT = "2GB"
 TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources")
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("executed_writes", "transcript", "tool_availability")
+READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET"})
+"""Statement types a read-only store runs (DESCRIBE, SHOW and SUMMARIZE are SELECTs)."""
 
 
 def default_store_path() -> str:
@@ -66,11 +69,27 @@ class Store:
         return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress)
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pl.DataFrame:
-        """Run one query with bound parameters; the result as a Polars DataFrame."""
+        """Run one query with bound parameters; the result as a Polars DataFrame.
+
+        On a read-only store (a Parquet folder, or a file opened read-only) only reading
+        statements run (`READ_STATEMENTS`); anything else is refused before it runs.
+        """
         try:
+            if self.read_only:
+                self._refuse_writes(query)
             return self.con.sql(query, params=params).pl()
         except duckdb.Error as exc:
             raise UsageError(f"SQL error: {_first_line(exc)}") from None
+
+    def _refuse_writes(self, query: str) -> None:
+        # A Parquet store's connection is an in-memory database that would accept CREATE
+        # and INSERT; refusing by statement type keeps both kinds of read-only store alike.
+        for statement in self.con.extract_statements(query):
+            kind = statement.type.name
+            if kind not in READ_STATEMENTS:
+                fix = ("a Parquet store is read-only" if self.parquet
+                       else "the store is open read-only (`tracelab sql --write` allows writes)")
+                raise UsageError(f"{kind} statements are refused: {fix}")
 
     def export(self, folder: str | os.PathLike[str]) -> dict[str, int]:
         """Write the store as a Parquet dataset (Hive-partitioned by `ep_bucket`); rows per table."""
@@ -113,7 +132,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
-               create: bool = True) -> Store:
+               create: bool = True, wait: float = 0) -> Store:
     """Open (or create) a store.
 
     Args:
@@ -121,19 +140,19 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
             Defaults to `TRACELAB_STORE`, else ``./tracelab.duckdb``.
         read_only: open a DuckDB file without write access (other readers may share it).
         create: create the file when missing (otherwise a missing store is an error).
+        wait: while another process holds the file's lock, keep trying for up to this many
+            seconds before giving up (0: give up at once).
 
     Raises:
-        StoreError: missing, locked, corrupt, or written by an unknown schema version.
+        StoreError: missing, locked (still, after `wait`), corrupt, or written by an unknown
+            schema version.
     """
     target = Path(os.fspath(path) if path is not None else default_store_path())
     if target.is_dir():
         return _open_parquet(target)
     if not target.exists() and (read_only or not create):
         raise StoreError(f"no store at {target}; run `tracelab ingest` first")
-    try:
-        con = duckdb.connect(str(target), read_only=read_only)
-    except duckdb.Error as exc:
-        raise _open_error(target, exc) from None
+    con = _connect(target, read_only=read_only, wait=wait)
     try:
         _configure(con)
         if not read_only:
@@ -152,13 +171,33 @@ def _configure(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET memory_limit = ?", [os.environ.get("TRACELAB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)])
 
 
-def _open_error(target: Path, exc: duckdb.Error) -> StoreError:
+def _connect(target: Path, *, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
+    """Connect, retrying for up to `wait` seconds while another process holds the lock."""
+    deadline = time.monotonic() + wait
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(target), read_only=read_only)
+        except duckdb.Error as exc:
+            left = deadline - time.monotonic()
+            if not _is_lock_error(exc) or left <= 0:
+                raise _open_error(target, exc, waited=wait) from None
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 1.0)
+
+
+def _is_lock_error(exc: duckdb.Error) -> bool:
+    return "lock" in str(exc).lower()
+
+
+def _open_error(target: Path, exc: duckdb.Error, *, waited: float = 0) -> StoreError:
     text = str(exc)
-    if "lock" in text.lower():
+    if _is_lock_error(exc):
         holder = re.search(r"PID (\d+)", text)
         who = f"process {holder.group(1)}" if holder else "another process"
-        return StoreError(f"{target} is locked by {who} (another tracelab is writing to it); "
-                          "wait for it to finish and try again")
+        then = (f"still busy after waiting {waited:g} s; try again later" if waited
+                else "wait for it to finish and try again")
+        return StoreError(f"{target} is busy: it is locked by {who} (another tracelab or DuckDB session); {then}")
     return StoreError(f"{target} cannot be opened as a tracelab store: {_first_line(exc)}")
 
 

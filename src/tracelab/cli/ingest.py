@@ -8,6 +8,25 @@ import click
 from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 
+DEFAULT_WAIT = 600.0
+"""Seconds `--wait` without a value waits for a busy store."""
+
+
+class _Seconds(click.ParamType):
+    """A non-negative number of seconds."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            seconds = -1.0
+        if not seconds >= 0:  # also refuses NaN
+            self.fail(f"{value!r} is not a number of seconds (write `--wait SECONDS`, or put "
+                      "`--wait` after the paths)", param, ctx)
+        return seconds
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
@@ -16,8 +35,13 @@ from tracelab.errors import DataError, UsageError
 @click.option("--replace", is_flag=True,
               help="Replace stored episodes whose content differs instead of quarantining the new one.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines.")
+@click.option("--wait", type=_Seconds(), is_flag=False, flag_value=DEFAULT_WAIT, default=0.0,
+              metavar="[SECONDS]",
+              help=f"When another tracelab has the store open, wait for it (up to SECONDS, "
+                   f"{DEFAULT_WAIT:g} when none is given) instead of exiting 3 at once.")
 @store_option
-def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, store_path: str | None) -> None:
+def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: float,
+           store_path: str | None) -> None:
     """Load trace files, folders (recursively) or globs into the store.
 
     Prints episodes added, skipped (already ingested) and quarantined. Bad records
@@ -29,7 +53,7 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, store_p
     files = expand_paths(paths)
     if not files:
         raise UsageError(f"no files found in {', '.join(paths)}")
-    with open_store(store_path) as store:
+    with open_store(store_path, wait=wait) as store:
         report = _run_with_progress(store, list(paths), fmt, replace, quiet, sum(f.stat().st_size for f in files))
         _print_report(report, quiet)
     if report.failed:

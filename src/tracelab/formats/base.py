@@ -108,7 +108,7 @@ class Source:
     def lines(self, chunk_size: int = 1 << 22) -> Iterator[tuple[int, bytes]]:
         """Yield ``(line_number, line_bytes)`` for every non-blank line, 1-based."""
         number = 0
-        pending = b""
+        pieces: list[bytes] = []  # the line still open at the end of the last block
         first = True
         with self.open() as fh:
             while True:
@@ -119,14 +119,19 @@ class Source:
                     if block.startswith(b"\xef\xbb\xbf"):
                         block = block[3:]
                     first = False
-                parts = (pending + block).split(b"\n")
-                pending = parts.pop()
+                parts = block.split(b"\n")
+                if pieces and len(parts) > 1:
+                    # a long line is joined once, when it ends (joining at every block is quadratic)
+                    parts[0] = b"".join([*pieces, parts[0]])
+                    pieces = []
+                pieces.append(parts.pop())
                 for part in parts:
                     number += 1
                     if part.endswith(b"\r"):
                         part = part[:-1]
                     if part.strip():
                         yield number, part
+            pending = b"".join(pieces)
             if pending:
                 number += 1
                 if pending.endswith(b"\r"):
