@@ -10,12 +10,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import check_bench  # noqa: E402
 import ingest_bench  # noqa: E402
+import leak_bench  # noqa: E402
 from common import ROOT, machine, write_results  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--episodes", type=int, default=100_000, help="corpus size (default 100k)")
+    parser.add_argument("--scaling", default=",".join(map(str, check_bench.SCALING)),
+                        help="corpus sizes of the check scaling run, comma-separated ('' skips it)")
     args = parser.parse_args()
     results: dict[str, object] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -27,7 +30,17 @@ def main() -> None:
     results["check"] = chk = check_bench.run(args.episodes)
     print(f"check: {chk['ratio']}x the speed of pyeval ({chk['verdicts']:,} identical verdicts; "
           f"tracelab {chk['tracelab_check'].seconds} s, peak RSS {chk['tracelab_check'].peak_rss_mib} MiB; "
-          f"pyeval {chk['pyeval'].seconds} s, peak RSS {chk['pyeval'].peak_rss_mib} MiB)")
+          f"pyeval {chk['pyeval'].seconds} s, peak RSS {chk['pyeval'].peak_rss_mib} MiB; "
+          f"CLI with JSON of every row {chk['tracelab_cli_json'].seconds} s)")
+    sizes = tuple(int(n) for n in args.scaling.split(",") if n.strip())
+    if sizes:
+        results["scaling"], results["memory"] = scale, memory = check_bench.scaling(sizes)
+        print(f"check scaling: exponent {scale['exponent']} over {', '.join(scale['points'])} episodes")
+        if memory:
+            print(f"memory at {memory['episodes']:,} episodes: ingest {memory['ingest'].peak_rss_mib} MiB, "
+                  f"check {memory['check'].peak_rss_mib} MiB peak RSS")
+    results["leak_search"] = leak = leak_bench.run(args.episodes)
+    print(leak_bench.summary(leak))
     out = write_results(results)
     write_markdown(results)
     print(f"results: {out}")
@@ -52,18 +65,42 @@ def write_markdown(results: dict) -> None:
     ]
     if "check" in results:
         lines.append(check_row(results["check"]))
+    if "scaling" in results:
+        lines.append(scaling_row(results["scaling"]))
+    if results.get("memory"):
+        lines.append(memory_row(results["memory"]))
+    if "leak_search" in results:
+        lines.append(leak_bench.markdown_row(results["leak_search"]))
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
 
 
 def check_row(chk: dict) -> str:
     """The BENCHMARKS.md row of the check benchmark (check_bench.py)."""
-    ours, base = chk["tracelab_check"], chk["pyeval"]
-    return (f"| `check` of benchmarks/suite.yaml vs per-episode Python (pyeval.py) | {chk['episodes']:,} episodes, "
+    ours, base, cli = chk["tracelab_check"], chk["pyeval"], chk["tracelab_cli_json"]
+    return (f"| `check` of benchmarks/suite.yaml vs per-episode Python (pyeval.py), both writing the "
+            f"verdicts as Parquet | {chk['episodes']:,} episodes, "
             f"{chk['cases']} cases, {chk['case_assertions']} (case, assertion) ids, "
             f"{chk['verdicts']:,} identical verdicts "
-            f"| {ours.seconds} s (peak RSS {ours.peak_rss_mib} MiB) "
+            f"| {ours.seconds} s (peak RSS {ours.peak_rss_mib} MiB; the CLI with `--format json "
+            f"--all-results`: {cli.seconds} s) "
             f"| {base.seconds} s (peak RSS {base.peak_rss_mib} MiB) | {chk['ratio']}x speed-up "
             f"| >= {chk['target']:g}x speed-up |")
+
+
+def scaling_row(scale: dict) -> str:
+    """The BENCHMARKS.md row of the check scaling run (check_bench.scaling)."""
+    points = ", ".join(f"{int(n):,}: {run.seconds} s" for n, run in scale["points"].items())
+    skipped = "".join(f"; {int(n):,} skipped: {why}" for n, why in scale["skipped"].items())
+    return (f"| `check` time over corpus size (library, verdicts to Parquet) | {points}{skipped} "
+            f"| exponent {scale['exponent']} (least squares, log-log) | | | <= {scale['target']} |")
+
+
+def memory_row(memory: dict) -> str:
+    """The BENCHMARKS.md row of peak RSS at the largest scaling size."""
+    return (f"| peak RSS, DuckDB memory_limit {memory['memory_limit']} | {memory['episodes']:,} episodes "
+            f"| ingest {memory['ingest'].peak_rss_mib} MiB ({memory['ingest'].seconds} s), "
+            f"check {memory['check'].peak_rss_mib} MiB ({memory['check'].seconds} s) | | "
+            f"| < {memory['target_mib']:g} MiB each |")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 -- Drop what a check created, so a long-lived connection (a notebook) keeps no stale state.
 DROP TABLE IF EXISTS chk_sel;
 DROP TABLE IF EXISTS chk_runs;
-DROP TABLE IF EXISTS chk_override;
+DROP TABLE IF EXISTS chk_names;
 DROP TABLE IF EXISTS chk_calls;
 DROP TABLE IF EXISTS chk_defs;
 DROP TABLE IF EXISTS chk_tools;

@@ -1,45 +1,55 @@
 -- Calls, definitions and per-tool facts of the selected runs, with the suite's `tools:`
 -- effect overrides applied (trace-format §3): exact name first, then the first matching glob
 -- in suite order, for calls and definitions alike.
-CREATE OR REPLACE TEMP TABLE chk_override AS
+
+-- chk_names: every tool name of the store (and of must_not_write) once, with its override
+-- (NULL: none). Name patterns are matched here, once per distinct name, never once per call:
+-- DuckDB compiles a pattern that is not a constant for every row it meets.
+CREATE OR REPLACE TEMP TABLE chk_names AS
 WITH names AS (
-    SELECT tool_name AS name FROM tool_calls
-    WHERE tool_name IS NOT NULL AND episode_id IN (SELECT episode_id FROM chk_runs)
+    SELECT DISTINCT tool_name AS name FROM tool_calls WHERE tool_name IS NOT NULL
     UNION
-    SELECT name FROM tool_definitions WHERE episode_id IN (SELECT episode_id FROM chk_runs)
+    SELECT DISTINCT name FROM tool_definitions
     UNION
     SELECT tool FROM p_must_not_write
 )
-SELECT n.name, first(t.effect ORDER BY t.is_glob, t.pos) AS effect
-FROM names n JOIN p_tools t ON regexp_full_match(n.name, t.regex)
+SELECT n.name, first(t.effect ORDER BY t.is_glob, t.pos) AS override
+FROM names n LEFT JOIN p_tools t ON regexp_full_match(n.name, t.regex)
 GROUP BY n.name;
 
 CREATE OR REPLACE TEMP TABLE chk_calls AS
 SELECT c.episode_id, c.call_index, c.tool_name, c.args, c.args_text, c.status,
-       coalesce(o.effect, c.effect) AS effect
+       coalesce(o.override, c.effect) AS effect
 FROM tool_calls c
-LEFT JOIN chk_override o ON o.name = c.tool_name
+LEFT JOIN chk_names o ON o.name = c.tool_name
 WHERE c.episode_id IN (SELECT episode_id FROM chk_runs);
 
 CREATE OR REPLACE TEMP TABLE chk_defs AS
-SELECT d.episode_id, d.position, d.name, coalesce(o.effect, d.effect) AS effect, d.parameters
+SELECT d.episode_id, d.position, d.name, coalesce(o.override, d.effect) AS effect, d.parameters
 FROM tool_definitions d
-LEFT JOIN chk_override o ON o.name = d.name
+LEFT JOIN chk_names o ON o.name = d.name
 WHERE d.episode_id IN (SELECT episode_id FROM chk_runs);
 
--- One row per (run, tool name) that was called or defined. def_effect is the effect of the
--- definition with the lowest position (override first).
+-- One row per (run, tool name) that was called or defined, for the names the suite's
+-- tools_called, writes, must_not_write and tool matchers ask about. def_effect is the effect
+-- of the definition with the lowest position (override first).
 CREATE OR REPLACE TEMP TABLE chk_tools AS
-WITH called AS (
+WITH asked AS (
+    SELECT tool AS name FROM p_tools_called
+    UNION SELECT tool FROM p_writes
+    UNION SELECT tool FROM p_must_not_write
+    UNION SELECT tool FROM p_matchers
+),
+called AS (
     SELECT episode_id, tool_name AS name, count(*) AS n_calls,
            bool_or(effect = 'write') AS call_write,
            bool_or(effect = 'write' AND status = 'ok') AS exec_write
-    FROM chk_calls WHERE tool_name IS NOT NULL
+    FROM chk_calls WHERE tool_name IN (SELECT name FROM asked)
     GROUP BY ALL
 ),
 defined AS (
     SELECT episode_id, name, first(effect ORDER BY position) AS def_effect
-    FROM chk_defs
+    FROM chk_defs WHERE name IN (SELECT name FROM asked)
     GROUP BY ALL
 )
 SELECT episode_id, name,

@@ -4,7 +4,9 @@
 -- (tracelab.suite.args_valid) over exactly these rows.
 WITH params AS (
     SELECT episode_id, name, first(parameters ORDER BY position)::VARCHAR AS parameters
-    FROM chk_defs GROUP BY ALL
+    FROM chk_defs
+    WHERE name IN (SELECT tool FROM p_args_valid WHERE from_definitions)
+    GROUP BY ALL
 )
 SELECT p.unit_id, s.episode_id, c.call_index, c.args::VARCHAR AS args, c.args_text,
        CASE WHEN p.from_definitions THEN d.parameters END AS parameters

@@ -7,12 +7,12 @@ WITH r AS (
            NOT coalesce(t.exec_write, false) AS passed,
            chk_availability(t.n_calls, t.defined, u.tools_declared) AS availability,
            coalesce(t.call_write, false) AS call_write,
-           coalesce(o.effect, t.def_effect) AS effect
+           coalesce(o.override, t.def_effect) AS effect
     FROM p_must_not_write p
     JOIN chk_sel s ON s.case_id = p.case_id
     JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN chk_tools t ON t.episode_id = s.episode_id AND t.name = p.tool
-    LEFT JOIN chk_override o ON o.name = p.tool
+    LEFT JOIN chk_names o ON o.name = p.tool
 )
 SELECT unit_id, episode_id, passed,
        CASE WHEN NOT passed THEN 'yes'

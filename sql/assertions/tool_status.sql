@@ -1,12 +1,24 @@
 -- tool_status: every call matching the tool (a glob as RE2; NULL regex = "*", every call, a
 -- nameless one included) has an allowed status. Not exercised when no call matches.
-WITH matching AS (
+-- A glob is matched against each distinct name (chk_names), never once per call.
+WITH unit_names AS (
+    SELECT p.unit_id, n.name
+    FROM p_tool_status p JOIN chk_names n ON regexp_full_match(n.name, p.regex)
+),
+matching AS (
     SELECT p.unit_id, c.episode_id, c.call_index, c.tool_name, c.status,
            NOT list_contains(p.allow, c.status) AS bad
     FROM p_tool_status p
     JOIN chk_sel s ON s.case_id = p.case_id
     JOIN chk_calls c ON c.episode_id = s.episode_id
-    WHERE p.regex IS NULL OR regexp_full_match(c.tool_name, p.regex)
+    WHERE p.regex IS NULL
+    UNION ALL
+    SELECT p.unit_id, c.episode_id, c.call_index, c.tool_name, c.status,
+           NOT list_contains(p.allow, c.status) AS bad
+    FROM unit_names u
+    JOIN p_tool_status p ON p.unit_id = u.unit_id
+    JOIN chk_sel s ON s.case_id = p.case_id
+    JOIN chk_calls c ON c.episode_id = s.episode_id AND c.tool_name = u.name
 ),
 per_run AS (
     SELECT unit_id, episode_id, bool_or(bad) AS failed,

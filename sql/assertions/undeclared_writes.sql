@@ -3,7 +3,12 @@
 -- check. exercised (§5): `yes` when some call resolved to `write`, or tools are declared and
 -- some definition resolves to `write`; `no` when tools are declared and every definition and
 -- every call resolves to `read`; otherwise `unknown`.
-WITH undeclared AS (
+WITH allowed AS (
+    -- a pattern is matched against each distinct name (chk_names), never once per call
+    SELECT DISTINCT a.case_id, n.name
+    FROM p_writes_allowed a JOIN chk_names n ON regexp_full_match(n.name, a.regex)
+),
+undeclared AS (
     SELECT s.case_id, c.episode_id,
            string_agg(DISTINCT coalesce(to_json(c.tool_name)::VARCHAR, 'a nameless tool'), ', '
                       ORDER BY coalesce(to_json(c.tool_name)::VARCHAR, 'a nameless tool'))
@@ -11,8 +16,7 @@ WITH undeclared AS (
     FROM chk_sel s
     JOIN chk_calls c ON c.episode_id = s.episode_id
     WHERE c.effect = 'write' AND c.status = 'ok'
-      AND NOT EXISTS (SELECT 1 FROM p_writes_allowed a
-                      WHERE a.case_id = s.case_id AND regexp_full_match(c.tool_name, a.regex))
+      AND NOT EXISTS (SELECT 1 FROM allowed a WHERE a.case_id = s.case_id AND a.name = c.tool_name)
     GROUP BY ALL
 ),
 call_effects AS (

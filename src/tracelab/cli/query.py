@@ -42,7 +42,7 @@ def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyp
         frame.write_parquet(output)
         return
     if fmt == "csv":
-        text = frame.write_csv()
+        text = _flat(frame).write_csv()
     elif fmt == "json":
         text = frame.write_json() + "\n"
     else:
@@ -51,6 +51,20 @@ def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyp
         click.echo(text, nl=False)
     else:
         Path(output).write_text(text, encoding="utf-8")
+
+
+def _flat(frame):  # type: ignore[no-untyped-def]
+    """CSV holds no lists or structs (`tags`, `check_runs.cases`): write them as JSON text."""
+    import json
+
+    import polars as pl
+
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    return frame.with_columns(
+        pl.Series(name, [None if v is None else json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
+                         for v in frame[name].to_list()], dtype=pl.String)
+        for name in nested
+    )
 
 
 def render_table(frame, *, color: bool) -> str:  # type: ignore[no-untyped-def]

@@ -190,6 +190,8 @@ def _call_steps(
     message, call = _model_call(metadata, call_id)
     steps: list[Step] = []
     response_id = _response(metadata).get("id")
+    if not isinstance(response_id, (str, int)):  # a list or object is no id (and not hashable)
+        response_id = None
     if response_id not in seen_responses:
         if response_id is not None:
             seen_responses.add(response_id)

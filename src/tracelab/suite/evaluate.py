@@ -20,10 +20,13 @@ from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.args_valid import validate_calls
 from tracelab.suite.compile import Plan, compile_suite
 from tracelab.suite.model import Case, Suite
+from tracelab.suite.needles import lower_needles, prefilter_re2, query_params
 from tracelab.suite.results import CheckResult, build_result
 from tracelab.suite.where import where_predicate
 
 _WHERE_FLAGS = "__WHERE_FLAGS__"
+_NUMBER_CHARACTERS = frozenset("0123456789.e+-")
+"""A lowered needle made of these alone could occur in the text of a JSON number."""
 
 # (query, parameter table, filter on it): a family runs when its table has a matching row
 _FAMILIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -132,14 +135,16 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
 
 def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
     """Build chk_sel and chk_runs; a `where` that fails on the stored data is a suite error."""
-    flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in plan.wheres)
-    template = load_sql("assertions/_selection")
-    assert template.count(_WHERE_FLAGS) == 1
-    sql = template.replace(_WHERE_FLAGS, f"[{flags}]::BOOLEAN[]")
-    try:
-        con.execute(sql)
-    except duckdb.Error as exc:
-        raise _where_error(con, suite, plan, exc) from None
+    con.execute(load_sql("assertions/_selection"))
+    if plan.has("p_select", has_select=True):
+        flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in plan.wheres)
+        template = load_sql("assertions/_select_keys")
+        assert template.count(_WHERE_FLAGS) == 1
+        try:
+            con.execute(template.replace(_WHERE_FLAGS, f"[{flags}]::BOOLEAN[]"))
+        except duckdb.Error as exc:
+            raise _where_error(con, suite, plan, exc) from None
+    con.execute(load_sql("assertions/_runs"))
 
 
 def _where_error(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan,
@@ -157,19 +162,30 @@ def _where_error(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan,
     return exc
 
 
+def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -> None:
+    """Build chk_transcript: the fragments of the selected runs that can hold a needle."""
+    lowered = [needle for family in needles.values() for needle in family]
+    numeric = any(set(needle) <= _NUMBER_CHARACTERS for needle in lowered)
+    run_script(con, "assertions/_transcript",
+               {"needles": prefilter_re2(lowered), "numeric": numeric})
+
+
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     """Every family query that has work, each inserting its rows into chk_out."""
     con.execute(load_sql("assertions/_tools"))
     con.execute(load_sql("assertions/_out"))
+    needles: dict[str, list[str]] = {}
     if plan.has("p_must_mention") or plan.has("p_must_not_leak"):
-        con.execute(load_sql("assertions/_transcript"))
+        needles = lower_needles(con, plan)
+        _transcript(con, needles)
     if plan.has("p_matchers"):
         con.execute(load_sql("assertions/_matcher_hits"))
     if plan.has("p_retrieval"):
         con.execute(load_sql("assertions/_retrieval"))
     for name, table, where in _FAMILIES:
         if plan.has(table, **where):
-            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{name}')}\n)")
+            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{name}')}\n)",
+                        query_params(needles, name))
     if plan.has("p_args_valid"):
         calls = con.sql(load_sql("assertions/args_valid")).pl()
         rows = validate_calls(calls, plan.schema_checks)
