@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import adapter_bench  # noqa: E402
 import check_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
@@ -41,6 +42,9 @@ def main() -> None:
                   f"check {memory['check'].peak_rss_mib} MiB peak RSS")
     results["leak_search"] = leak = leak_bench.run(args.episodes)
     print(leak_bench.summary(leak))
+    results["adapters"] = adapters = adapter_bench.run()
+    for figures in adapters.values():
+        print(adapter_bench.summary(figures))
     out = write_results(results)
     write_markdown(results)
     print(f"results: {out}")
@@ -71,6 +75,8 @@ def write_markdown(results: dict) -> None:
         lines.append(memory_row(results["memory"]))
     if "leak_search" in results:
         lines.append(leak_bench.markdown_row(results["leak_search"]))
+    if "adapters" in results:
+        lines.extend(adapter_bench.row(figures) for figures in results["adapters"].values())
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
 
 

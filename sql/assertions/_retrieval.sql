@@ -42,8 +42,8 @@ WITH items AS (
 ),
 first_candidate AS (
     SELECT episode_id, step_idx, id_key,
-           first(content ORDER BY pos) AS content,
-           first(superseded_by ORDER BY pos) AS superseded_by
+           arg_min_null(content, pos) AS content,
+           arg_min_null(superseded_by, pos) AS superseded_by
     FROM chk_candidates
     GROUP BY ALL
 )

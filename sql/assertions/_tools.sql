@@ -48,7 +48,7 @@ called AS (
     GROUP BY ALL
 ),
 defined AS (
-    SELECT episode_id, name, first(effect ORDER BY position) AS def_effect
+    SELECT episode_id, name, arg_min_null(effect, position) AS def_effect
     FROM chk_defs WHERE name IN (SELECT name FROM asked)
     GROUP BY ALL
 )

@@ -6,43 +6,36 @@
 -- found in every text that contains one. One pass over the steps keeps those whose fields
 -- (joined) match $needles, or whose data can hold a needle: its lowered JSON text matches
 -- $needles, or it has a backslash (an escape: some decoded text differs from the stored one),
--- or $numeric (a needle could occur inside a number, whose text json_tree renders afresh).
--- Without a backslash, every string and object key of the stored text is its decoded self.
--- json_tree, the costly part, then runs on the data that can hold a needle, once per step.
+-- or $numeric (a needle could occur inside a number, whose stored text may differ from the
+-- rendered one). Without a backslash, every string and object key of the stored text is its
+-- decoded self.
+-- The leaves and keys of a data document are its JSON tokens: every string (object keys
+-- included; array positions are not keys, duckdb-notes §10), number and boolean, each read
+-- with json_extract_string as json_tree's rows are (strings decoded, the others as their JSON
+-- text), without json_tree's per-document join. A left-to-right scan for tokens never starts
+-- inside a string, since the string is consumed whole from its opening quote.
 CREATE OR REPLACE TEMP TABLE chk_transcript AS
 WITH scanned AS (
     SELECT episode_id, text, name, error, data,
            regexp_matches(lower(concat_ws(chr(0), text, name, error)), $needles) AS fields_hit,
-           data IS NOT NULL AND ($numeric OR contains(data::VARCHAR, '\')
+           data IS NOT NULL AND ($numeric
                                  OR regexp_matches(lower(data::VARCHAR), $needles)) AS data_hit
     FROM steps
     WHERE episode_id IN (SELECT episode_id FROM chk_runs)
-),
-candidates AS (
-    SELECT episode_id, text, name, error, CASE WHEN data_hit THEN data END AS data
-    FROM scanned
-    WHERE fields_hit OR data_hit
 ),
 fragments AS (
     SELECT episode_id, unnest([input, output, error]) AS text
     FROM episodes
     WHERE episode_id IN (SELECT episode_id FROM chk_runs)
     UNION ALL
-    SELECT episode_id, unnest([text, name, error])
-    FROM candidates
-    UNION ALL
-    -- the leaves of `data` (strings decoded, numbers and booleans as their JSON text) and its
-    -- object keys; array positions are not keys (duckdb-notes §10)
-    SELECT s.episode_id, t.text
-    FROM candidates s,
-         LATERAL (
-             SELECT unnest([
-                 CASE WHEN type = 'VARCHAR' THEN json_extract_string(value, '$')
-                      WHEN type NOT IN ('OBJECT', 'ARRAY', 'NULL') THEN value::VARCHAR END,
-                 CASE WHEN fullkey <> path || '[' || key || ']' THEN key END]) AS text
-             FROM json_tree(s.data)
-         ) t
-    WHERE s.data IS NOT NULL
+    SELECT episode_id,
+           unnest([text, name, error]
+                  || CASE WHEN data_hit THEN list_transform(
+                         regexp_extract_all(data::VARCHAR,
+                                            '(?s)"(?:[^"\\]|\\.)*"|true|false|-?[0-9][0-9.eE+\-]*'),
+                         lambda token: json_extract_string(token, '$')) ELSE [] END)
+    FROM scanned
+    WHERE fields_hit OR data_hit
 )
 SELECT episode_id, lower(text) AS ltext
 FROM fragments

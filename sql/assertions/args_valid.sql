@@ -3,7 +3,7 @@
 -- definition of the tool (lowest position). JSON Schema validation happens in Python
 -- (tracelab.suite.args_valid) over exactly these rows.
 WITH params AS (
-    SELECT episode_id, name, first(parameters ORDER BY position)::VARCHAR AS parameters
+    SELECT episode_id, name, arg_min_null(parameters, position)::VARCHAR AS parameters
     FROM chk_defs
     WHERE name IN (SELECT tool FROM p_args_valid WHERE from_definitions)
     GROUP BY ALL

@@ -1,5 +1,5 @@
 -- Split each staged episode document (strict JSON, re-serialised by Python) into fields.
--- stage_raw(line, doc, hash) is the batch, registered from Arrow.
+-- stage_raw(line, doc, hash) is the batch (ingest/raw.sql), filled from Arrow.
 CREATE OR REPLACE TEMP TABLE stage AS
 SELECT line, hash,
        j[1] AS episode_id, j[2] AS agent, j[3] AS agent_version, j[4] AS model, j[5] AS case_id,

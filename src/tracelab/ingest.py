@@ -34,7 +34,7 @@ BATCH_RECORDS = 20_000
 BATCH_BYTES = 32 << 20
 """No SQL batch holds more record bytes than this, and a record larger than this is quarantined:
 DuckDB's JSON functions take many times a batch's bytes in memory (64 records of 1 MB, or one
-of 50 MB, exceed the default 2 GB limit)."""
+of 50 MB, exceed a 2 GB limit)."""
 
 EPISODE_KEYS = frozenset({
     "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
@@ -219,9 +219,9 @@ class _FileLoader:
         for batch in _in_background(_batches(items)):
             rejected = list(batch.quarantine)
             if batch.lines:
-                self.con.register("stage_raw", batch.table())
+                run_script(self.con, "ingest/raw")
+                self.con.from_arrow(batch.table()).insert_into("stage_raw")
                 rejected.extend(self._load_batch(batch.canonical))
-                self.con.unregister("stage_raw")
             if rejected:
                 insert_arrow(self.con, "quarantine", {
                     "source_uri": [self.source.uri] * len(rejected),

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = "1"
 DEFAULT_STORE = "tracelab.duckdb"
-DEFAULT_MEMORY_LIMIT = "2GB"
-"""DuckDB's memory limit (TRACELAB_MEMORY_LIMIT overrides it)."""
+DEFAULT_MEMORY_LIMIT = "1GB"
+"""DuckDB's memory limit (TRACELAB_MEMORY_LIMIT overrides it). Python and DuckDB's unmanaged
+allocations come on top: at 1 GB, ingesting a 500 MB file peaks under 2 GB of RSS (BENCHMARKS.md)."""
 TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources")
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("executed_writes", "transcript", "tool_availability")

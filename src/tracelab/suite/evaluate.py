@@ -81,12 +81,19 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             if since is not None:
                 run_script(con, "assertions/_since", {"since": since})
             _run_families(con, plan)
-            verdicts = con.sql(load_sql("assertions/_verdicts")).pl()
+            verdicts = _named(con.sql(load_sql("assertions/_verdicts")).pl(), plan)
             if carried is not None:
                 verdicts = _merge(con, verdicts, carried, since)
         finally:
             con.execute(load_sql("assertions/_cleanup"))
     return build_result(suite.name, chosen, verdicts, strict)
+
+
+def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
+    """The verdict rows of _verdicts.sql with their unit's case, assertion id and type."""
+    units = plan.frames["p_units"].select("unit_id", "case_id", "assertion_id", "assertion_type")
+    return rows.join(units, on="unit_id", how="left", maintain_order="left").select(
+        "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason")
 
 
 def _merge(con: duckdb.DuckDBPyConnection, fresh: pl.DataFrame, carried: pl.DataFrame,
