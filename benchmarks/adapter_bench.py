@@ -88,7 +88,7 @@ def row(figures: dict[str, object]) -> str:
     """The BENCHMARKS.md row of one format's ingest."""
     ours = figures["tracelab_ingest"]
     met = "met" if figures["rss_target_met"] else "NOT met"
-    return (f"| `ingest` of a {figures['format']} corpus (adapter) | {figures['episodes']:,} episodes, "
+    return (f"| `ingest`, {figures['format']} corpus (adapter) | {figures['episodes']:,} episodes, "
             f"{figures['file_mb']} MB | {ours.seconds} s ({figures['mb_per_s']} MB/s, "
             f"{figures['episodes_per_s']:,} ep/s, peak RSS {ours.peak_rss_mib} MiB) | – | – "
             f"| peak RSS < {figures['rss_target_mib']:g} MiB: {met} |")

@@ -23,15 +23,25 @@ arg_values AS (
            END AS value
     FROM candidates c JOIN p_matcher_args a ON a.matcher_id = c.matcher_id
 ),
-args_ok AS (
-    SELECT matcher_id, episode_id, call_index,
-           bool_and(coalesce(regexp_matches(
-               CASE json_type(value)
-                   WHEN 'VARCHAR' THEN json_extract_string(value, '$')
-                   WHEN 'NULL' THEN NULL
-                   ELSE value::VARCHAR
-               END, pattern), false)) AS ok
+arg_texts AS (
+    SELECT matcher_id, episode_id, call_index, pattern,
+           CASE json_type(value)
+               WHEN 'VARCHAR' THEN json_extract_string(value, '$')
+               WHEN 'NULL' THEN NULL
+               ELSE value::VARCHAR
+           END AS text
     FROM arg_values
+),
+-- a pattern that is not a constant is compiled for every row it meets: match each distinct
+-- (text, pattern) once, since calls repeat their arguments
+matches AS (
+    SELECT text, pattern, coalesce(regexp_matches(text, pattern), false) AS ok
+    FROM (SELECT DISTINCT text, pattern FROM arg_texts WHERE text IS NOT NULL)
+),
+args_ok AS (
+    SELECT a.matcher_id, a.episode_id, a.call_index, bool_and(coalesce(m.ok, false)) AS ok
+    FROM arg_texts a
+    LEFT JOIN matches m ON m.text = a.text AND m.pattern = a.pattern
     GROUP BY ALL
 )
 SELECT c.matcher_id, c.episode_id, c.call_index

@@ -18,7 +18,7 @@ CREATE OR REPLACE TEMP TABLE chk_transcript AS
 WITH scanned AS (
     SELECT episode_id, text, name, error, data,
            regexp_matches(lower(concat_ws(chr(0), text, name, error)), $needles) AS fields_hit,
-           data IS NOT NULL AND ($numeric
+           data IS NOT NULL AND ($numeric OR contains(data::VARCHAR, '\')
                                  OR regexp_matches(lower(data::VARCHAR), $needles)) AS data_hit
     FROM steps
     WHERE episode_id IN (SELECT episode_id FROM chk_runs)

@@ -1,14 +1,16 @@
 -- expect.max_steps: the largest numeric `steps_used` of the run's `budget` steps is at most n.
 -- Not exercised when no budget step has a numeric steps_used.
-WITH used AS (
-    SELECT episode_id,
-           max(json_extract(data, '$.steps_used')::DOUBLE) AS most,
-           arg_max(json_extract(data, '$.steps_used')::VARCHAR,
-                   json_extract(data, '$.steps_used')::DOUBLE) AS most_text
+WITH budget AS (
+    -- each document parsed once: the value is extracted, then typed and cast on its own
+    SELECT episode_id, json_extract(data, '$.steps_used') AS used
     FROM steps
-    WHERE kind = 'budget'
-      AND json_type(data, '$.steps_used') IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
-      AND episode_id IN (SELECT episode_id FROM chk_runs)
+    WHERE kind = 'budget' AND episode_id IN (SELECT episode_id FROM chk_runs)
+),
+used AS (
+    SELECT episode_id, max(used::DOUBLE) AS most,
+           arg_max(used::VARCHAR, used::DOUBLE) AS most_text
+    FROM budget
+    WHERE json_type(used) IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
     GROUP BY episode_id
 ),
 r AS (

@@ -1,14 +1,19 @@
 -- retrieval_reports_omissions: every retrieval step has an integer `omitted` and
 -- len(returned) + omitted = len(candidates) (absent lists are []). Not exercised without a
 -- retrieval step. The reason names the first failing step.
-WITH checked AS (
+WITH parts AS (
+    -- each document parsed once for its three values
     SELECT episode_id, step_idx,
-           json_type(data, '$.omitted') AS omitted_type,
-           CASE WHEN json_type(data, '$.omitted') IN ('BIGINT', 'UBIGINT')
-                THEN json_extract(data, '$.omitted')::HUGEINT END AS omitted,
-           coalesce(json_array_length(data, '$.returned'), 0) AS n_returned,
-           coalesce(json_array_length(data, '$.candidates'), 0) AS n_candidates
+           json_extract(data, ['$.omitted', '$.returned', '$.candidates']) AS v
     FROM chk_retrieval_steps
+),
+checked AS (
+    SELECT episode_id, step_idx,
+           json_type(v[1]) AS omitted_type,
+           CASE WHEN json_type(v[1]) IN ('BIGINT', 'UBIGINT') THEN v[1]::HUGEINT END AS omitted,
+           coalesce(json_array_length(v[2]), 0) AS n_returned,
+           coalesce(json_array_length(v[3]), 0) AS n_candidates
+    FROM parts
 ),
 bad AS (
     SELECT episode_id,

@@ -2,10 +2,10 @@
 -- items' content (every occurrence; an id with no candidate has none) sums to at most it, in
 -- UTF-8 bytes (strlen). Not exercised without such a step.
 WITH budgeted AS (
-    SELECT episode_id, step_idx, json_extract(data, '$.budget_bytes')::DOUBLE AS budget,
-           json_extract(data, '$.budget_bytes')::VARCHAR AS budget_text
-    FROM chk_retrieval_steps
-    WHERE json_type(data, '$.budget_bytes') IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
+    SELECT episode_id, step_idx, budget_bytes::DOUBLE AS budget, budget_bytes::VARCHAR AS budget_text
+    FROM (SELECT episode_id, step_idx, json_extract(data, '$.budget_bytes') AS budget_bytes
+          FROM chk_retrieval_steps)
+    WHERE json_type(budget_bytes) IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
 ),
 used AS (
     SELECT b.episode_id, b.step_idx, b.budget, b.budget_text,

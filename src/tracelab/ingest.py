@@ -31,10 +31,12 @@ from tracelab.pairing import pair_steps
 from tracelab.sqlfiles import run_script
 
 BATCH_RECORDS = 20_000
-BATCH_BYTES = 32 << 20
-"""No SQL batch holds more record bytes than this, and a record larger than this is quarantined:
-DuckDB's JSON functions take many times a batch's bytes in memory (64 records of 1 MB, or one
-of 50 MB, exceed a 2 GB limit)."""
+BATCH_BYTES = 64 << 20
+VECTOR_ROWS = 2048  # DuckDB's vector size
+VECTOR_BYTES = 16 << 20
+"""No DuckDB vector of a batch (`VECTOR_ROWS` consecutive records) holds more record bytes than
+this, and a larger record is quarantined: DuckDB's JSON functions need many times a vector's
+bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector run out of memory)."""
 
 EPISODE_KEYS = frozenset({
     "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
@@ -311,6 +313,8 @@ class _Batch:
     canonical: dict[int, bytes] = field(default_factory=dict)
     quarantine: list[tuple[int, str, str | None]] = field(default_factory=list)
     size: int = 0
+    vector_size: int = 0
+    """Bytes of the records in the batch's last (partial) DuckDB vector."""
 
     def table(self) -> Any:
         import pyarrow as pa
@@ -332,11 +336,13 @@ def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Itera
         except (TypeError, orjson.JSONEncodeError) as exc:
             batch.quarantine.append((line, f"cannot be serialised: {exc}", None))
             continue
-        if len(doc) > BATCH_BYTES:
+        if len(doc) > VECTOR_BYTES:
             batch.quarantine.append((line, f"the record is {len(doc):,} bytes of JSON; records over "
-                                     f"{BATCH_BYTES >> 20} MiB are not loaded", _raw_text(canonical)))
+                                     f"{VECTOR_BYTES >> 20} MiB are not loaded", _raw_text(canonical)))
             continue
-        if batch.size + len(doc) > BATCH_BYTES:
+        if len(batch.lines) % VECTOR_ROWS == 0:
+            batch.vector_size = 0
+        if batch.vector_size + len(doc) > VECTOR_BYTES:
             yield batch
             batch = _Batch()
         batch.lines.append(line)
@@ -344,7 +350,8 @@ def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Itera
         batch.hashes.append(hashlib.sha256(canonical).hexdigest())
         batch.canonical[line] = canonical
         batch.size += len(doc)
-        if len(batch.lines) >= BATCH_RECORDS:
+        batch.vector_size += len(doc)
+        if len(batch.lines) >= BATCH_RECORDS or batch.size >= BATCH_BYTES:
             yield batch
             batch = _Batch()
     yield batch

@@ -69,7 +69,7 @@ def test_every_format_reports_mutated_samples_cleanly(tmp_path, module):
     store = open_store(tmp_path / "store.duckdb")
     examples = itertools.count()
 
-    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(content=mutated_file(items, lines))
     def check(content: bytes) -> None:
         path = tmp_path / f"m{next(examples)}{''.join(source.suffixes)}"

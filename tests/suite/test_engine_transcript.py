@@ -66,7 +66,7 @@ episodes = st.lists(st.tuples(st.none() | texts, st.lists(steps, max_size=3)), m
                     max_size=3)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(episodes=episodes, needles=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=3),
                                            min_size=1, max_size=2))
 def test_needles_match_in_the_check_exactly_where_they_match_in_the_view(episodes, needles):

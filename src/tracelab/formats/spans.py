@@ -146,42 +146,52 @@ def span_episodes(
     """
     plan = _plan(source, locate)
     open_groups: dict[str, _Group] = {}
-    ready: list[tuple[_Rank, tuple[int, Record] | Quarantined]] = []
-    sequence = itertools.count()
+    waiting = _Waiting()
     for item in records(source):
         if isinstance(item, Quarantined):
-            heapq.heappush(ready, ((item.line, 0, 0, "", next(sequence)), item))
-            continue
-        line, record, raw = item
-        try:
-            decoded = decode(record, line)
-        except RecordError as exc:
-            rank = (line, 0, 0, "", next(sequence))
-            heapq.heappush(ready, (rank, Quarantined(line, str(exc), raw)))
-            continue
-        for key in _gather(decoded, plan, open_groups, source):
-            if plan.last_line[key] == line:
-                spans = open_groups.pop(key).ordered()
-                built = _episode_or_quarantine(key, spans, plan.tainted, match_by_name)
-                rank = (_line(built), 1, spans[0].start, spans[0].span_id, next(sequence))
-                heapq.heappush(ready, (rank, built))
-        # An open episode sorts at or after its first line, and one still to come after this line.
-        bound = next(iter(open_groups.values())).first_line if open_groups else line + 1
-        while ready and ready[0][0][0] < bound:
-            yield heapq.heappop(ready)[1]
+            line = item.line
+            waiting.add(item)
+        else:
+            line, record, raw = item
+            try:
+                decoded = decode(record, line)
+            except RecordError as exc:
+                waiting.add(Quarantined(line, str(exc), raw))
+                decoded = []
+            for key in _gather(decoded, plan, open_groups, source):
+                if plan.last_line[key] == line:
+                    spans = open_groups.pop(key).ordered()
+                    waiting.add(_episode_or_quarantine(key, spans, plan.tainted, match_by_name), spans[0])
+        # An open episode sorts at or after its first line, one still to come after this line.
+        yield from waiting.release(next(iter(open_groups.values())).first_line if open_groups else line + 1)
     if open_groups:
         raise _changed(source)
-    while ready:
-        yield heapq.heappop(ready)[1]
+    yield from waiting.release(None)
 
 
 def _changed(source: Source) -> DataError:
     return DataError(f"{source.uri}: changed while it was read; nothing of it was loaded")
 
 
-_Rank = tuple[int, int, int, str, int]
-"""An item's place in the output: line; 0 for a quarantined record, else 1 and its first
-span's start and id; a sequence number."""
+class _Waiting:
+    """Built episodes and quarantined records, yielded in line order once nothing can precede them.
+
+    Ties on a line: quarantined records first, then episodes by their first span's start and id.
+    """
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[tuple[int, int, int, str, int], tuple[int, Record] | Quarantined]] = []
+        self.sequence = itertools.count()
+
+    def add(self, item: tuple[int, Record] | Quarantined, first: Span | None = None) -> None:
+        """Queue `item`; `first` is the first span of an episode's (built or quarantined)."""
+        after = (1, first.start, first.span_id) if first is not None else (0, 0, "")
+        heapq.heappush(self.heap, ((_line(item), *after, next(self.sequence)), item))
+
+    def release(self, before: int | None) -> Iterator[tuple[int, Record] | Quarantined]:
+        """The items on lines before `before` (None: all of them), in order."""
+        while self.heap and (before is None or self.heap[0][0][0] < before):
+            yield heapq.heappop(self.heap)[1]
 
 
 @dataclass

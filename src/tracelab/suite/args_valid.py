@@ -7,8 +7,7 @@ draft 2020-12 validators of `tracelab.suite.schemas` and returns verdict rows.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from itertools import groupby
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema_rs
@@ -27,76 +26,89 @@ _REASON_LIMIT = 300
 def validate_calls(calls: pl.DataFrame, checks: Mapping[int, SchemaCheck]) -> pl.DataFrame:
     """Verdict rows (unit_id, episode_id, passed, exercised, reason), one per unit and run.
 
+    Each distinct (unit, args, parameters) is validated once, however many calls repeat it;
+    the outcomes are joined back to the calls, and each run's first failing call (by
+    call_index) decides its verdict.
+
     Args:
-        calls: the rows of args_valid.sql, ordered by unit, run and call_index; a run
-            without a call of the tool has one row with a NULL call_index.
+        calls: the rows of args_valid.sql: a run without a call of the tool has one row with
+            a NULL call_index.
         checks: the args_valid units of the plan.
 
     Raises:
         SuiteError: an explicit schema that is not a valid schema (the loader refuses these;
             this guards suites built in code).
     """
-    rows = []
-    memo = _Memo()
-    ordered = calls.iter_rows(named=True)
-    for (unit_id, episode_id), group in groupby(ordered, key=lambda r: (r["unit_id"],
-                                                                        r["episode_id"])):
-        check = checks[unit_id]
-        present = [row for row in group if row["call_index"] is not None]
-        rows.append((unit_id, episode_id, *_verdict(check, present, memo)))
-    return pl.DataFrame(rows, schema=_OUT_SCHEMA, orient="row")
+    validators = _explicit_validators(checks)
+    present = calls.filter(pl.col("call_index").is_not_null())
+    distinct = present.select(_CALL_KEYS).unique()
+    outcomes = [_outcome(checks[unit_id], validators.get(unit_id), args, args_text, parameters)
+                for unit_id, args, args_text, parameters in distinct.iter_rows()]
+    judged = present.join(
+        pl.concat([distinct, pl.DataFrame(outcomes, schema=_OUTCOME_SCHEMA, orient="row")],
+                  how="horizontal"),
+        on=_CALL_KEYS, how="left", nulls_equal=True)
+    failing = pl.col("problem").is_not_null()
+    per_run = judged.group_by("unit_id", "episode_id").agg(
+        failed_at=pl.col("call_index").filter(failing).min(),
+        problem=pl.col("problem").filter(failing).sort_by(pl.col("call_index").filter(failing))
+        .first(),
+        checked=pl.col("checked").any(),
+    )
+    tools = pl.DataFrame({"unit_id": list(checks),
+                          "tool": [orjson.dumps(c.tool).decode() for c in checks.values()]},
+                         schema={"unit_id": pl.Int64, "tool": pl.Utf8})
+    runs = calls.select("unit_id", "episode_id").unique()
+    failed = pl.col("failed_at").is_not_null()
+    return runs.join(per_run, on=["unit_id", "episode_id"], how="left").join(
+        tools, on="unit_id", how="left").select(
+        "unit_id", "episode_id",
+        passed=~failed,
+        exercised=pl.when(failed | pl.col("checked")).then(pl.lit("yes"))
+        .when(pl.col("checked").is_null()).then(pl.lit("no")).otherwise(pl.lit("unknown")),
+        reason=pl.when(failed).then(_clipped(pl.format("call_index {}: {}", "failed_at", "problem")))
+        .when(pl.col("checked").is_null()).then(pl.format("no call of {}", "tool"))
+        .when(~pl.col("checked")).then(pl.format("no parameters were recorded for {}", "tool")),
+    ).cast(_OUT_SCHEMA)
 
 
-class _Memo(dict):
-    """args_problem per (validator, args): runs repeat the same arguments many times."""
-
-    def problem(self, validator: jsonschema_rs.Validator, call: dict[str, Any]) -> str | None:
-        key = (validator, call["args"], call["args_text"])
-        if key not in self:
-            self[key] = args_problem(validator, call["args"], call["args_text"])
-        return self[key]
+_CALL_KEYS = ["unit_id", "args", "args_text", "parameters"]
+_OUTCOME_SCHEMA = {"checked": pl.Boolean, "problem": pl.Utf8}
 
 
-def _verdict(check: SchemaCheck, calls: list[dict[str, Any]], memo: _Memo
-             ) -> tuple[bool, str, str | None]:
-    tool = orjson.dumps(check.tool).decode()
-    if not calls:
-        return True, "no", f"no call of {tool}"
-    checked = 0
-    for call, validator in _validators(check, calls):
-        if isinstance(validator, str):
-            return False, "yes", _clip(f"call_index {call['call_index']}: {validator}")
-        checked += 1
-        problem = memo.problem(validator, call)
-        if problem is not None:
-            return False, "yes", _clip(f"call_index {call['call_index']}: {problem}")
-    if checked == 0:
-        return True, "unknown", f"no parameters were recorded for {tool}"
-    return True, "yes", None
-
-
-def _validators(check: SchemaCheck, calls: list[dict[str, Any]]
-                ) -> Iterator[tuple[dict[str, Any], jsonschema_rs.Validator | str]]:
-    """Each call with its validator, or with why its recorded parameters cannot validate.
-
-    from_definitions skips calls whose run recorded no parameters for the tool.
-    """
-    if check.schema != FROM_DEFINITIONS:
+def _explicit_validators(checks: Mapping[int, SchemaCheck]) -> dict[int, jsonschema_rs.Validator]:
+    validators = {}
+    for unit_id, check in checks.items():
+        if check.schema == FROM_DEFINITIONS:
+            continue
         try:
-            validator = schema_validator(check.schema)
+            validators[unit_id] = schema_validator(check.schema)
         except SchemaRefused as exc:
             raise SuiteError(f"case {check.case_id!r}: assertion {check.assertion_id!r}: "
                              f"schema: {exc}") from None
-        for call in calls:
-            yield call, validator
-        return
-    for call in calls:
-        if call["parameters"] is None:
-            continue
+    return validators
+
+
+def _outcome(check: SchemaCheck, validator: jsonschema_rs.Validator | None, args: str | None,
+             args_text: str | None, parameters: str | None) -> tuple[bool, str | None]:
+    """(checked, problem) of one call: whether a schema was applied, and why it failed.
+
+    from_definitions skips (checks nothing for) a call whose run recorded no parameters for
+    the tool, and fails a call whose recorded parameters are not a valid schema.
+    """
+    if validator is None:
+        if parameters is None:
+            return False, None
         try:
-            yield call, schema_validator(_loads(call["parameters"]))
+            validator = schema_validator(_loads(parameters))
         except SchemaRefused as exc:
-            yield call, f"the recorded parameters are not a valid schema: {exc}"
+            return False, f"the recorded parameters are not a valid schema: {exc}"
+    return True, args_problem(validator, args, args_text)
+
+
+def _clipped(text: pl.Expr) -> pl.Expr:
+    return pl.when(text.str.len_chars() <= _REASON_LIMIT).then(text).otherwise(
+        text.str.slice(0, _REASON_LIMIT - 1) + pl.lit("…"))
 
 
 def args_problem(validator: jsonschema_rs.Validator, args: str | None,
@@ -124,10 +136,6 @@ def _loads(text: str) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
 
 
 __all__ = ["args_problem", "validate_calls"]
