@@ -1,7 +1,8 @@
 -- expect.max_steps: the largest numeric `steps_used` of the run's `budget` steps is at most n.
 -- Not exercised when no budget step has a numeric steps_used.
-WITH budget AS (
-    -- each document parsed once: the value is extracted, then typed and cast on its own
+WITH budget AS MATERIALIZED (
+    -- each document parsed once: the value is extracted here, then typed and cast on its own
+    -- (inlined into the type test, the extraction would run once per listed type)
     SELECT episode_id, json_extract(data, '$.steps_used') AS used
     FROM steps
     WHERE kind = 'budget' AND episode_id IN (SELECT episode_id FROM chk_runs)

@@ -1,15 +1,16 @@
--- Helpers for turning staged JSON into typed rows. TEMP: they live per connection.
-CREATE OR REPLACE TEMP MACRO tl_str(j) AS json_extract_string(j, '$');
-CREATE OR REPLACE TEMP MACRO tl_nn(j) AS CASE WHEN json_type(j) = 'NULL' THEN NULL ELSE j END;
-CREATE OR REPLACE TEMP MACRO tl_jtype(j) AS CASE json_type(j)
+-- Helpers for typing staged JSON. TEMP: they live per connection.
+-- from_json hands each field back as compact JSON text, with JSON null as SQL NULL; the first
+-- character of that text is its JSON type, so a value's type needs no second parse.
+CREATE OR REPLACE TEMP MACRO tl_type(j) AS CASE WHEN j IS NOT NULL THEN CASE left(j, 1)
+    WHEN '"' THEN 'a string' WHEN '{' THEN 'an object' WHEN '[' THEN 'an array'
+    WHEN 't' THEN 'a boolean' WHEN 'f' THEN 'a boolean' WHEN 'n' THEN 'null' ELSE 'a number' END END;
+-- The same words for a json_type() name.
+CREATE OR REPLACE TEMP MACRO tl_type_of(json_type_name) AS CASE json_type_name
     WHEN 'VARCHAR' THEN 'a string' WHEN 'OBJECT' THEN 'an object' WHEN 'ARRAY' THEN 'an array'
     WHEN 'BOOLEAN' THEN 'a boolean' WHEN 'NULL' THEN 'null' ELSE 'a number' END;
-CREATE OR REPLACE TEMP MACRO tl_is_str(j) AS (j IS NULL OR json_type(j) IN ('VARCHAR', 'NULL'));
-CREATE OR REPLACE TEMP MACRO tl_is_num(j) AS
-    (j IS NULL OR json_type(j) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE', 'NULL'));
-CREATE OR REPLACE TEMP MACRO tl_is_obj(j) AS (j IS NULL OR json_type(j) IN ('OBJECT', 'NULL'));
-CREATE OR REPLACE TEMP MACRO tl_is_time(j) AS (j IS NULL OR json_type(j) = 'NULL'
-    OR (json_type(j) = 'VARCHAR' AND try_cast(json_extract_string(j, '$') AS TIMESTAMPTZ) IS NOT NULL));
-CREATE OR REPLACE TEMP MACRO tl_is_effect(j) AS (j IS NULL OR json_type(j) = 'NULL'
-    OR (json_type(j) = 'VARCHAR' AND json_extract_string(j, '$') IN ('read', 'write')));
-CREATE OR REPLACE TEMP MACRO tl_bad(field, j, want) AS field || ' must be ' || want || ', not ' || tl_jtype(j);
+CREATE OR REPLACE TEMP MACRO tl_str(j) AS json_extract_string(j, '$');
+-- The text of a JSON value: a string as is, anything else as JSON text.
+CREATE OR REPLACE TEMP MACRO tl_text(j) AS CASE WHEN tl_type(j) = 'a string' THEN tl_str(j) ELSE j::VARCHAR END;
+-- The reason a value of the wrong type gives; NULL (no reason) for a value of type `want`.
+CREATE OR REPLACE TEMP MACRO tl_bad(field, j, want, want_words) AS
+    CASE WHEN tl_type(j) <> want THEN field || ' must be ' || want_words || ', not ' || tl_type(j) END;

@@ -5,7 +5,14 @@ does per record only what SQL cannot (duckdb-notes §1, §4): strict parsing
 happened in the adapter; here each record gets its canonical hash, its
 unlisted keys moved under ``meta.extra`` and its JSON-string args parsed
 strictly. Everything else — validation, typing, pairing, effects,
-de-duplication — runs as SQL over the whole batch (sql/ingest/).
+de-duplication — runs as SQL over the whole batch (sql/ingest/), while a
+thread parses the next batch.
+
+Each file is one transaction on the store's connection. Batches are staged on
+a second connection that commits every statement, and only the rows to write
+cross over, as Arrow: inside a transaction DuckDB keeps every replaced TEMP
+table (and every registered view) until commit, so staging inside the file's
+transaction would hold all of a large file's batches in memory at once.
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,7 +36,7 @@ from tracelab.errors import DataError, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
 from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, parse_json
 from tracelab.pairing import pair_steps
-from tracelab.sqlfiles import run_script
+from tracelab.sqlfiles import load_sql, run_script
 
 BATCH_RECORDS = 20_000
 BATCH_BYTES = 64 << 20
@@ -36,7 +44,9 @@ VECTOR_ROWS = 2048  # DuckDB's vector size
 VECTOR_BYTES = 16 << 20
 """No DuckDB vector of a batch (`VECTOR_ROWS` consecutive records) holds more record bytes than
 this, and a larger record is quarantined: DuckDB's JSON functions need many times a vector's
-bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector run out of memory)."""
+bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector run out of memory).
+The batch goes to DuckDB in Arrow chunks of `VECTOR_ROWS` records, one vector each: DuckDB
+scans one chunk per thread."""
 
 EPISODE_KEYS = frozenset({
     "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
@@ -149,23 +159,35 @@ def prepare(record: dict[str, Any]) -> tuple[bytes, bytes]:
     if not record.keys() <= EPISODE_KEYS:
         doc = _with_extra(record, EPISODE_KEYS)
     steps = doc.get("steps")
-    if isinstance(steps, list):
-        new_steps: list[Any] | None = None
-        for i, step in enumerate(steps):
-            if isinstance(step, dict):
-                fixed = _prepare_step(step)
-                if fixed is not step:
-                    if new_steps is None:
-                        new_steps = list(steps)
-                    new_steps[i] = fixed
-        if new_steps is not None:
-            doc = dict(doc) if doc is record else doc
-            doc["steps"] = new_steps
+    # In compact JSON a key "args" with a string value reads `"args":"` (inside a string every
+    # quote is escaped): without those bytes, and without unlisted step keys, no step changes.
+    if isinstance(steps, list) and (_STRING_ARGS in canonical or not _steps_listed_only(steps)):
+        doc = {**doc, "steps": [_prepare_step(s) if isinstance(s, dict) else s for s in steps]}
     return orjson.dumps(doc), canonical
 
 
+_STRING_ARGS = b'"args":"'
+
+
+def _steps_listed_only(steps: list[Any]) -> bool:
+    """True when every step is an object of a known kind with only the keys that kind lists."""
+    try:
+        for step in steps:
+            if not step.keys() <= STEP_KEYS[step["kind"]]:
+                return False
+    except (AttributeError, KeyError, TypeError):  # not an object, or no (known) kind
+        return False
+    return True
+
+
+def _listed_keys(step: dict[str, Any]) -> frozenset[str] | None:
+    """The keys the step's kind lists; None for a kind outside §2 (quarantined anyway)."""
+    kind = step.get("kind")
+    return STEP_KEYS.get(kind) if isinstance(kind, str) else None
+
+
 def _prepare_step(step: dict[str, Any]) -> dict[str, Any]:
-    allowed = STEP_KEYS.get(step.get("kind"))  # type: ignore[arg-type]
+    allowed = _listed_keys(step)
     out = step
     if allowed is not None and not step.keys() <= allowed:
         out = _with_extra(step, allowed)
@@ -206,25 +228,32 @@ def _raw_text(raw: str | bytes | None) -> str | None:
 
 
 class _FileLoader:
-    """Loads one file inside the caller's transaction, batch by batch."""
+    """Loads one file inside the caller's transaction, batch by batch.
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, source: Source, fmt: str,
-                 replace: bool, ingested_at: datetime) -> None:
+    The batch is staged on `scratch`, a second connection that commits each statement: inside
+    the file's transaction, a replaced TEMP table (or a registered view) keeps its memory until
+    commit, so staging there would hold every batch of the file at once. The rows to write are
+    handed to `con`, whose transaction spans the file, as Arrow.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, scratch: duckdb.DuckDBPyConnection,
+                 source: Source, fmt: str, replace: bool, ingested_at: datetime) -> None:
         self.con = con
+        self.scratch = scratch
         self.source = source
-        self.params = {"source_format": fmt, "source_uri": source.uri,
-                       "ingested_at": ingested_at, "replace": replace}
+        self.replace = replace
+        self.params = {"source_format": fmt, "source_uri": source.uri, "ingested_at": ingested_at}
         self.report = FileReport(source.uri, fmt)
 
     def load(self, items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> FileReport:
         """Stage and write every batch; parsing the next batch overlaps SQL on this one."""
+        run_script(self.scratch, "ingest/file_seen")
         for batch in _in_background(_batches(items)):
             rejected = list(batch.quarantine)
             if batch.lines:
-                run_script(self.con, "ingest/raw")
-                self.con.from_arrow(batch.table()).insert_into("stage_raw")
-                rejected.extend(self._load_batch(batch.canonical))
+                rejected.extend(self._load_batch(batch))
             if rejected:
+                rejected.sort(key=lambda q: q[0])
                 insert_arrow(self.con, "quarantine", {
                     "source_uri": [self.source.uri] * len(rejected),
                     "line": [q[0] for q in rejected],
@@ -235,39 +264,48 @@ class _FileLoader:
                 self.report.quarantined += len(rejected)
         return self.report
 
-    def _load_batch(self, canonical: dict[int, bytes]) -> list[tuple[int, str, str | None]]:
-        con = self.con
-        run_script(con, "ingest/stage")
-        run_script(con, "ingest/reasons")
-        rejected = [(ln, reason, _raw_text(canonical[ln]))
-                    for ln, reason in con.execute("SELECT line, reason FROM stage_bad").fetchall()]
-        run_script(con, "ingest/decide", self.params)
-        decisions = con.execute(
-            "SELECT line, eid, action, first_line FROM stage_decide WHERE action <> 'add' ORDER BY line"
+    def _load_batch(self, batch: _Batch) -> list[tuple[int, str, str | None]]:
+        scratch = self.scratch
+        scratch.register("stage_raw", batch.table())
+        run_script(scratch, "ingest/stage")
+        scratch.unregister("stage_raw")
+        run_script(scratch, "ingest/decide", {"replace": self.replace})
+        rejected = []
+        replaced = []
+        decisions = scratch.execute(
+            "SELECT line, eid, action, reason, first_line FROM stage_decide WHERE action <> 'add'"
         ).fetchall()
-        for line, eid, action, first_line in decisions:
-            if action == "skip":
+        for line, eid, action, reason, first_line in decisions:
+            raw = _raw_text(batch.canonical[line])
+            if action == "bad":
+                rejected.append((line, reason, raw))
+            elif action == "skip":
                 self.report.skipped += 1
             elif action == "conflict":
                 rejected.append((line, f"episode_id {eid!r} is already stored with different content "
-                                 "(use --replace to replace it)", _raw_text(canonical[line])))
+                                 "(use --replace to replace it)", raw))
             elif action == "conflict_file":
                 rejected.append((line, f"episode_id {eid!r} appears earlier in this file "
-                                 f"(line {first_line}) with different content",
-                                 _raw_text(canonical[line])))
-        if any(action == "replace" for *_, action, _ in decisions):
-            run_script(con, "ingest/replace")
-        run_script(con, "ingest/pairs")
+                                 f"(line {first_line}) with different content", raw))
+            elif action == "replace":
+                replaced.append(eid)
+        if replaced:
+            run_script(self.con, "ingest/replace", {"replaced": replaced})
+        run_script(scratch, "ingest/pairs")
         self._pair_sequentially()
-        run_script(con, "ingest/insert", self.params)
-        self.report.added += con.execute("SELECT count(*) FROM stage_keep").fetchall()[0][0]
+        for table in ROW_TABLES:
+            statement, params = _bound(f"ingest/rows/{table}", self.params)
+            rows = scratch.sql(statement, params=params).to_arrow_table()
+            self.con.register(f"batch_{table}", _read_once(rows))
+            del rows  # the stream alone holds the batches now
+        run_script(self.con, "ingest/insert", self.params)
+        for table in ROW_TABLES:
+            self.con.unregister(f"batch_{table}")
+        self.report.added += scratch.execute("SELECT count(*) FROM stage_keep").fetchall()[0][0]
         return rejected
 
     def _pair_sequentially(self) -> None:
-        columns = self.con.sql(
-            "SELECT line, idx, kind, name, call_id FROM stage_cr "
-            "WHERE line IN (SELECT line FROM stage_pair_slow) ORDER BY line, idx"
-        ).to_arrow_table().to_pydict()
+        columns = self.scratch.table("stage_cr").filter("slow").to_arrow_table().to_pydict()
         lines = columns["line"]
         out_line: list[int] = []
         out_call: list[int] = []
@@ -285,8 +323,35 @@ class _FileLoader:
                 out_result.append(result_idx)
             start = end
         if out_line:
-            insert_arrow(self.con, "stage_pairs",
+            insert_arrow(self.scratch, "stage_pairs",
                          {"line": out_line, "call_idx": out_call, "result_idx": out_result})
+
+
+ROW_TABLES = ("episodes", "steps", "tool_calls", "tool_definitions")
+"""The tables a batch writes, each from `sql/ingest/rows/<table>.sql`."""
+
+
+def _bound(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The statement of `sql/<name>.sql` and the named parameters it uses."""
+    statement = load_sql(name)
+    return statement, {k: v for k, v in params.items() if f"${k}" in statement}
+
+
+def _read_once(table: Any) -> Any:
+    """`table` as a stream whose batches are dropped as they are read.
+
+    A view registered inside the file's transaction lives until commit, and so does what it
+    holds: a stream that has been read holds nothing.
+    """
+    import pyarrow as pa
+
+    batches = table.to_batches()
+
+    def drain() -> Iterator[Any]:
+        while batches:
+            yield batches.pop(0)
+
+    return pa.RecordBatchReader.from_batches(table.schema, drain())
 
 
 def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, columns: Any) -> None:
@@ -317,11 +382,13 @@ class _Batch:
     """Bytes of the records in the batch's last (partial) DuckDB vector."""
 
     def table(self) -> Any:
+        """The batch as Arrow, in chunks: DuckDB scans one Arrow chunk per thread."""
         import pyarrow as pa
 
-        return pa.table({"line": pa.array(self.lines, pa.int64()),
-                         "doc": pa.array(self.docs, pa.string()),
-                         "hash": pa.array(self.hashes, pa.string())})
+        table = pa.table({"line": pa.array(self.lines, pa.int64()),
+                          "doc": pa.array(self.docs, pa.string()),
+                          "hash": pa.array(self.hashes, pa.string())})
+        return pa.Table.from_batches(table.to_batches(max_chunksize=VECTOR_ROWS), table.schema)
 
 
 def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Iterator[_Batch]:
@@ -420,19 +487,33 @@ def ingest_paths(
     files = expand_paths(paths)
     forced = None if format == "auto" else get_format(format)
     candidates = all_formats()
-    run_script(con, "ingest/macros")
     report = IngestReport()
-    for path in files:
-        source = Source(path)
-        file_report = _ingest_one(con, source, forced, candidates, replace)
-        report.files.append(file_report)
-        if progress is not None:
-            progress(file_report, source.size)
+    with _staging_connection(con) as scratch:
+        for path in files:
+            source = Source(path)
+            file_report = _ingest_one(con, scratch, source, forced, candidates, replace)
+            report.files.append(file_report)
+            if progress is not None:
+                progress(file_report, source.size)
     return report
 
 
-def _ingest_one(con: duckdb.DuckDBPyConnection, source: Source, forced: ModuleType | None,
-                candidates: list[ModuleType], replace: bool) -> FileReport:
+@contextmanager
+def _staging_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A second connection to the store for staging batches (see `_FileLoader`)."""
+    scratch = con.cursor()
+    try:
+        # it reads timestamps without an offset as the store's connection does
+        zone = con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+        scratch.execute("SET TimeZone = ?", [zone])
+        run_script(scratch, "ingest/macros")
+        yield scratch
+    finally:
+        scratch.close()
+
+
+def _ingest_one(con: duckdb.DuckDBPyConnection, scratch: duckdb.DuckDBPyConnection, source: Source,
+                forced: ModuleType | None, candidates: list[ModuleType], replace: bool) -> FileReport:
     try:
         known = con.execute(
             "SELECT format, episodes FROM sources WHERE content_hash = ? LIMIT 1",
@@ -453,7 +534,7 @@ def _ingest_one(con: duckdb.DuckDBPyConnection, source: Source, forced: ModuleTy
     ingested_at = datetime.now(timezone.utc)
     con.begin()
     try:
-        loader = _FileLoader(con, source, module.name, replace, ingested_at)
+        loader = _FileLoader(con, scratch, source, module.name, replace, ingested_at)
         file_report = loader.load(module.episodes(source))
         con.execute(
             "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)",

@@ -116,10 +116,8 @@ def test_empty_files(tmp_path):
     forced, _, _ = _ingest(tmp_path, "empty2.jsonl", b"")
     blank, _, _ = _ingest(tmp_path, "blank.jsonl.gz", gzip.compress(b"\n \r\n\t\n"))
 
-    assert (empty.status, empty.message) == (
-        "not-a-trace", f"{tmp_path / 'empty.jsonl'}: no format claims this file (tried native, inspect, "
-                       "atif, assay, tau-bench, agentdojo, swe-agent, openhands, openai-responses, anthropic, "
-                       "openai-chat, openinference, otlp)")
+    assert empty.status == "not-a-trace"
+    assert empty.message.startswith(f"{tmp_path / 'empty.jsonl'}: no format claims this file (tried native, ")
     for report in (forced, blank):
         assert (report.status, report.added, report.skipped, report.quarantined) == ("loaded", 0, 0, 0)
 

@@ -81,7 +81,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             if since is not None:
                 run_script(con, "assertions/_since", {"since": since})
             _run_families(con, plan)
-            verdicts = _named(con.sql(load_sql("assertions/_verdicts")).pl(), plan)
+            verdicts = _named(_fetch(con, load_sql("assertions/_verdicts")), plan)
             if carried is not None:
                 verdicts = _merge(con, verdicts, carried, since)
         finally:
@@ -99,8 +99,8 @@ def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
 def _merge(con: duckdb.DuckDBPyConnection, fresh: pl.DataFrame, carried: pl.DataFrame,
            since: datetime | None) -> pl.DataFrame:
     """The fresh rows, plus the carried rows of runs that were not (re-)ingested since."""
-    renewed = con.sql("SELECT episode_id FROM episodes WHERE ingested_at > $since",
-                      params={"since": since}).pl()["episode_id"]
+    renewed = _fetch(con, "SELECT episode_id FROM episodes WHERE ingested_at > $since",
+                     {"since": since})["episode_id"]
     kept = carried.filter(~pl.col("episode_id").is_in(renewed.implode()))
     return pl.concat([kept.select(fresh.columns).cast(fresh.schema), fresh])
 
@@ -127,12 +127,33 @@ def choose_cases(suite: Suite, cases: Iterable[str] | None,
     return chosen
 
 
+def _fetch(con: duckdb.DuckDBPyConnection, query: str,
+           params: dict[str, Any] | None = None) -> pl.DataFrame:
+    """A query's rows as a Polars frame, read through the Arrow PyCapsule interface
+    (`.pl()` goes through pyarrow; see ArrowStream)."""
+    return pl.DataFrame(con.sql(query, params=params))
+
+
+class ArrowStream:
+    """A Polars frame as DuckDB scans it through the Arrow PyCapsule interface, every scan anew.
+
+    Registered as it is, a Polars frame is converted through pyarrow, whose import alone costs
+    a check about 0.3 s; the capsule hands DuckDB the same columns without it.
+    """
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.frame.__arrow_c_stream__(requested_schema)
+
+
 @contextmanager
 def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
                 ) -> Iterator[None]:
     """The parameter frames as views on `con` while the check runs."""
     for name, frame in frames.items():
-        con.register(name, frame)
+        con.register(name, ArrowStream(frame))
     try:
         yield
     finally:
@@ -194,9 +215,9 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
             con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{name}')}\n)",
                         query_params(needles, name))
     if plan.has("p_args_valid"):
-        calls = con.sql(load_sql("assertions/args_valid")).pl()
+        calls = _fetch(con, load_sql("assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)
-        con.register("chk_args_valid", rows)
+        con.register("chk_args_valid", ArrowStream(rows))
         try:
             con.execute("INSERT INTO chk_out SELECT * FROM chk_args_valid")
         finally:
