@@ -84,10 +84,12 @@ def test_a_million_runs_fail_exactly_where_leaks_and_writes_were_planted(tmp_pat
     with open_store(tmp_path / "soak.duckdb") as store:
         report = store.ingest([tmp_path / "corpus.jsonl"])
         ingested = time.perf_counter()
+        (tmp_path / "corpus.jsonl").unlink()  # 3.5 GB at a million runs: do not leave it behind
         (tmp_path / "suite.yaml").write_text(SUITE)
         run = check(store, tmp_path / "suite.yaml", save=False)
         checked = time.perf_counter()
         stored = store.sql("SELECT count(*) FROM episodes").item()
+    (tmp_path / "soak.duckdb").unlink()
     print(f"\nsoak: {EPISODES:,} episodes; generate {generated - clock:.0f} s, ingest {ingested - generated:.0f} s, "
           f"check {checked - ingested:.0f} s")
 
