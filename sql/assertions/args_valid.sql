@@ -14,4 +14,3 @@ FROM p_args_valid p
 JOIN chk_sel s ON s.case_id = p.case_id
 LEFT JOIN chk_calls c ON c.episode_id = s.episode_id AND c.tool_name = p.tool
 LEFT JOIN params d ON d.episode_id = s.episode_id AND d.name = p.tool
-

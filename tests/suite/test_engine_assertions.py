@@ -257,6 +257,24 @@ def test_args_valid_with_an_explicit_schema(checker):
     }
 
 
+def test_args_valid_reports_the_first_failing_call_and_clips_long_reasons(checker):
+    checker.ingest(
+        ep("both-fail", *calls(call("pay", {"amount": 5000}), call("pay", {"amount": "x"}))),
+        ep("long", *call("pay", {"amount": "y" * 400})),
+    )
+    result = checker.check(f"""
+        - id: c
+          assertions:
+            - {{type: args_valid, id: av, tool: pay, schema: {PAY_SCHEMA}}}
+    """)
+    got = verdicts(result, "av")
+    assert got["both-fail"] == (
+        False, "yes", "call_index 0: args invalid at /amount: 5000 is greater than the maximum of 1000")
+    passed, exercised, reason = got["long"]
+    assert (passed, exercised, len(reason)) == (False, "yes", 300)
+    assert reason.startswith('call_index 0: args invalid at /amount: "yyy') and reason.endswith("y…")
+
+
 def test_args_valid_treats_format_as_an_annotation(checker):
     checker.ingest(ep("r", *call("book", {"day": "not a date"})))
     result = checker.check("""

@@ -21,6 +21,9 @@ from tracelab.suite.schemas import SchemaRefused, schema_validator
 _OUT_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "passed": pl.Boolean,
               "exercised": pl.Utf8, "reason": pl.Utf8}
 _REASON_LIMIT = 300
+_CALL_KEYS = ["unit_id", "args", "args_text", "parameters"]
+"""A call's outcome depends on these alone: each distinct combination is validated once."""
+_OUTCOME_SCHEMA = {"checked": pl.Boolean, "problem": pl.Utf8}
 
 
 def validate_calls(calls: pl.DataFrame, checks: Mapping[int, SchemaCheck]) -> pl.DataFrame:
@@ -42,38 +45,46 @@ def validate_calls(calls: pl.DataFrame, checks: Mapping[int, SchemaCheck]) -> pl
     validators = _explicit_validators(checks)
     present = calls.filter(pl.col("call_index").is_not_null())
     distinct = present.select(_CALL_KEYS).unique()
-    outcomes = [_outcome(checks[unit_id], validators.get(unit_id), args, args_text, parameters)
+    outcomes = [_outcome(validators.get(unit_id), args, args_text, parameters)
                 for unit_id, args, args_text, parameters in distinct.iter_rows()]
     judged = present.join(
         pl.concat([distinct, pl.DataFrame(outcomes, schema=_OUTCOME_SCHEMA, orient="row")],
                   how="horizontal"),
         on=_CALL_KEYS, how="left", nulls_equal=True)
     failing = pl.col("problem").is_not_null()
-    per_run = judged.group_by("unit_id", "episode_id").agg(
-        failed_at=pl.col("call_index").filter(failing).min(),
-        problem=pl.col("problem").filter(failing).sort_by(pl.col("call_index").filter(failing))
-        .first(),
+    # rows keep their order inside a group: the first failing row is the lowest call_index
+    per_run = judged.sort("call_index").group_by("unit_id", "episode_id").agg(
+        failed_at=pl.col("call_index").filter(failing).first(),
+        problem=pl.col("problem").filter(failing).first(),
         checked=pl.col("checked").any(),
     )
     tools = pl.DataFrame({"unit_id": list(checks),
                           "tool": [orjson.dumps(c.tool).decode() for c in checks.values()]},
                          schema={"unit_id": pl.Int64, "tool": pl.Utf8})
     runs = calls.select("unit_id", "episode_id").unique()
-    failed = pl.col("failed_at").is_not_null()
-    return runs.join(per_run, on=["unit_id", "episode_id"], how="left").join(
-        tools, on="unit_id", how="left").select(
-        "unit_id", "episode_id",
-        passed=~failed,
-        exercised=pl.when(failed | pl.col("checked")).then(pl.lit("yes"))
-        .when(pl.col("checked").is_null()).then(pl.lit("no")).otherwise(pl.lit("unknown")),
-        reason=pl.when(failed).then(_clipped(pl.format("call_index {}: {}", "failed_at", "problem")))
-        .when(pl.col("checked").is_null()).then(pl.format("no call of {}", "tool"))
-        .when(~pl.col("checked")).then(pl.format("no parameters were recorded for {}", "tool")),
-    ).cast(_OUT_SCHEMA)
+    return (runs.join(per_run, on=["unit_id", "episode_id"], how="left")
+            .join(tools, on="unit_id", how="left")
+            .select("unit_id", "episode_id", *_VERDICT).cast(_OUT_SCHEMA))
 
 
-_CALL_KEYS = ["unit_id", "args", "args_text", "parameters"]
-_OUTCOME_SCHEMA = {"checked": pl.Boolean, "problem": pl.Utf8}
+def _clipped(text: pl.Expr) -> pl.Expr:
+    """`text` cut to _REASON_LIMIT characters, an ellipsis marking the cut."""
+    return pl.when(text.str.len_chars() <= _REASON_LIMIT).then(text).otherwise(
+        text.str.slice(0, _REASON_LIMIT - 1) + pl.lit("…"))
+
+
+_FAILED = pl.col("failed_at").is_not_null()
+_NO_CALL = pl.col("checked").is_null()
+_VERDICT = (
+    (~_FAILED).alias("passed"),
+    pl.when(_FAILED | pl.col("checked")).then(pl.lit("yes"))
+    .when(_NO_CALL).then(pl.lit("no")).otherwise(pl.lit("unknown")).alias("exercised"),
+    pl.when(_FAILED).then(_clipped(pl.format("call_index {}: {}", "failed_at", "problem")))
+    .when(_NO_CALL).then(pl.format("no call of {}", "tool"))
+    .when(~pl.col("checked")).then(pl.format("no parameters were recorded for {}", "tool"))
+    .alias("reason"),
+)
+"""passed, exercised, reason of a run from its first failure and whether a schema applied."""
 
 
 def _explicit_validators(checks: Mapping[int, SchemaCheck]) -> dict[int, jsonschema_rs.Validator]:
@@ -89,12 +100,13 @@ def _explicit_validators(checks: Mapping[int, SchemaCheck]) -> dict[int, jsonsch
     return validators
 
 
-def _outcome(check: SchemaCheck, validator: jsonschema_rs.Validator | None, args: str | None,
-             args_text: str | None, parameters: str | None) -> tuple[bool, str | None]:
+def _outcome(validator: jsonschema_rs.Validator | None, args: str | None, args_text: str | None,
+             parameters: str | None) -> tuple[bool, str | None]:
     """(checked, problem) of one call: whether a schema was applied, and why it failed.
 
-    from_definitions skips (checks nothing for) a call whose run recorded no parameters for
-    the tool, and fails a call whose recorded parameters are not a valid schema.
+    Without an explicit `validator` (from_definitions), a call whose run recorded no
+    parameters for the tool is skipped, and one whose recorded parameters are not a valid
+    schema fails.
     """
     if validator is None:
         if parameters is None:
@@ -104,11 +116,6 @@ def _outcome(check: SchemaCheck, validator: jsonschema_rs.Validator | None, args
         except SchemaRefused as exc:
             return False, f"the recorded parameters are not a valid schema: {exc}"
     return True, args_problem(validator, args, args_text)
-
-
-def _clipped(text: pl.Expr) -> pl.Expr:
-    return pl.when(text.str.len_chars() <= _REASON_LIMIT).then(text).otherwise(
-        text.str.slice(0, _REASON_LIMIT - 1) + pl.lit("…"))
 
 
 def args_problem(validator: jsonschema_rs.Validator, args: str | None,

@@ -130,11 +130,11 @@ def choose_cases(suite: Suite, cases: Iterable[str] | None,
 def _fetch(con: duckdb.DuckDBPyConnection, query: str,
            params: dict[str, Any] | None = None) -> pl.DataFrame:
     """A query's rows as a Polars frame, read through the Arrow PyCapsule interface
-    (`.pl()` goes through pyarrow; see ArrowStream)."""
+    (`.pl()` goes through pyarrow; see _ArrowStream)."""
     return pl.DataFrame(con.sql(query, params=params))
 
 
-class ArrowStream:
+class _ArrowStream:
     """A Polars frame as DuckDB scans it through the Arrow PyCapsule interface, every scan anew.
 
     Registered as it is, a Polars frame is converted through pyarrow, whose import alone costs
@@ -153,7 +153,7 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
                 ) -> Iterator[None]:
     """The parameter frames as views on `con` while the check runs."""
     for name, frame in frames.items():
-        con.register(name, ArrowStream(frame))
+        con.register(name, _ArrowStream(frame))
     try:
         yield
     finally:
@@ -217,7 +217,7 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     if plan.has("p_args_valid"):
         calls = _fetch(con, load_sql("assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)
-        con.register("chk_args_valid", ArrowStream(rows))
+        con.register("chk_args_valid", _ArrowStream(rows))
         try:
             con.execute("INSERT INTO chk_out SELECT * FROM chk_args_valid")
         finally:
