@@ -44,9 +44,10 @@ VECTOR_ROWS = 2048  # DuckDB's vector size
 VECTOR_BYTES = 16 << 20
 """No DuckDB vector of a batch (`VECTOR_ROWS` consecutive records) holds more record bytes than
 this, and a larger record is quarantined: DuckDB's JSON functions need many times a vector's
-bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector run out of memory).
-The batch goes to DuckDB in Arrow chunks of `VECTOR_ROWS` records, one vector each: DuckDB
-scans one chunk per thread."""
+bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector run out of memory)."""
+CHUNK_RECORDS = 4 * VECTOR_ROWS
+"""Records per Arrow chunk of a batch: DuckDB scans one chunk per thread (a chunk of whole
+vectors, so that `VECTOR_BYTES` still bounds each vector)."""
 
 EPISODE_KEYS = frozenset({
     "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
@@ -266,7 +267,7 @@ class _FileLoader:
 
     def _load_batch(self, batch: _Batch) -> list[tuple[int, str, str | None]]:
         scratch = self.scratch
-        scratch.register("stage_raw", batch.table())
+        scratch.register("stage_raw", batch.table)
         run_script(scratch, "ingest/stage")
         scratch.unregister("stage_raw")
         run_script(scratch, "ingest/decide", {"replace": self.replace})
@@ -380,15 +381,20 @@ class _Batch:
     size: int = 0
     vector_size: int = 0
     """Bytes of the records in the batch's last (partial) DuckDB vector."""
+    table: Any = None
+    """`lines`, `docs` and `hashes` as Arrow (`sealed`), in chunks: DuckDB scans one chunk per thread."""
 
-    def table(self) -> Any:
-        """The batch as Arrow, in chunks: DuckDB scans one Arrow chunk per thread."""
+    def sealed(self) -> _Batch:
+        """The batch with its Arrow table built (in the parsing thread) and its docs dropped."""
         import pyarrow as pa
 
         table = pa.table({"line": pa.array(self.lines, pa.int64()),
                           "doc": pa.array(self.docs, pa.string()),
                           "hash": pa.array(self.hashes, pa.string())})
-        return pa.Table.from_batches(table.to_batches(max_chunksize=VECTOR_ROWS), table.schema)
+        self.table = pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_RECORDS), table.schema)
+        self.docs = []
+        self.hashes = []
+        return self
 
 
 def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Iterator[_Batch]:
@@ -410,7 +416,7 @@ def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Itera
         if len(batch.lines) % VECTOR_ROWS == 0:
             batch.vector_size = 0
         if batch.vector_size + len(doc) > VECTOR_BYTES:
-            yield batch
+            yield batch.sealed()
             batch = _Batch()
         batch.lines.append(line)
         batch.docs.append(doc)
@@ -419,9 +425,9 @@ def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Itera
         batch.size += len(doc)
         batch.vector_size += len(doc)
         if len(batch.lines) >= BATCH_RECORDS or batch.size >= BATCH_BYTES:
-            yield batch
+            yield batch.sealed()
             batch = _Batch()
-    yield batch
+    yield batch.sealed()
 
 
 def _in_background(batches: Iterator[_Batch]) -> Iterator[_Batch]:
