@@ -17,6 +17,7 @@ largest size, with DuckDB's memory_limit set (the store then spills to disk).
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import statistics
 import subprocess
@@ -27,6 +28,7 @@ from pathlib import Path
 import polars as pl
 from common import ROOT, WORK, Run, corpus, fresh, measure, python, tracelab
 
+from tracelab.store import DEFAULT_MEMORY_LIMIT
 from tracelab.suite import load_suite
 
 SUITE = ROOT / "suite.yaml"
@@ -37,13 +39,14 @@ EXPONENT_TARGET = 1.1
 """Check time should grow no faster than size ** 1.1."""
 RSS_TARGET_MIB = 4096.0
 """At the largest size, ingest and check each stay under 4 GiB of peak RSS."""
-MEMORY_LIMIT = "2GB"
-"""DuckDB's memory_limit for every measured command (TRACELAB_MEMORY_LIMIT)."""
+MEMORY_LIMIT = os.environ.get("TRACELAB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
+"""DuckDB's memory_limit for every measured command: the store's default unless set."""
 SCALING = (10_000, 100_000, 1_000_000)
 REPEAT = 2
 """Timed runs per side of the pyeval comparison; the fastest counts (the machine is shared)."""
-BYTES_PER_EPISODE = 40_000
-"""Disk needed per episode for a corpus, its store and spill files (the corpus is ~3.5 kB/episode)."""
+BYTES_PER_EPISODE = 10_000
+"""Disk needed per episode: the corpus (~3.5 kB), its store (~0.5 kB) and DuckDB's spill files."""
+CORPUS_BYTES_PER_EPISODE = 3_500
 KEYS = ["case_id", "assertion_id", "episode_id"]
 ENV = {"TRACELAB_MEMORY_LIMIT": MEMORY_LIMIT}
 
@@ -131,7 +134,7 @@ def fitted_exponent(points: list[tuple[int, float]]) -> float | None:
 def no_room(episodes: int) -> str | None:
     """Why a corpus of that size cannot be built here, or None when the disk has room."""
     if (WORK / f"corpus-{episodes}-7.jsonl").exists():
-        needed = episodes * (BYTES_PER_EPISODE - 3_500)
+        needed = episodes * (BYTES_PER_EPISODE - CORPUS_BYTES_PER_EPISODE)
     else:
         needed = episodes * BYTES_PER_EPISODE
     WORK.mkdir(parents=True, exist_ok=True)
