@@ -66,8 +66,12 @@ def run(episodes: int) -> dict[str, object]:
     ours = fastest(lambda: check_library(store, tl_out))
     baseline = fastest(lambda: measure([sys.executable, str(PYEVAL), str(SUITE), str(path),
                                         "--out", str(py_out)], env=ENV))
+    hand_out = WORK / "check-handwritten.parquet"
+    hand = fastest(lambda: measure([sys.executable, str(ROOT / "handwritten.py"), str(store), "--out", str(hand_out)],
+                                   env=ENV))
     verdicts = pl.read_parquet(tl_out)
     compare(verdicts, pl.read_parquet(py_out))
+    compare(verdicts, pl.read_parquet(hand_out))
     # exit 1 only says that some case failed: the suite is made to fail on the corpus's flaws
     cli = measure(tracelab("check", str(SUITE), "--store", str(store), "--no-save", "--format", "json",
                            "--all-results", "--output", str(WORK / "check-tracelab.json")),
@@ -85,6 +89,9 @@ def run(episodes: int) -> dict[str, object]:
         "pyeval": baseline,
         "ratio": round(baseline.seconds / ours.seconds, 2),
         "target": TARGET,
+        "handwritten_sql": hand,
+        "ratio_vs_handwritten": round(ours.seconds / hand.seconds, 2),
+        "target_vs_handwritten": 1.3,
     }
 
 
