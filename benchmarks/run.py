@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adapter_bench  # noqa: E402
 import check_bench  # noqa: E402
+import cover_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
 from common import ROOT, machine, write_results  # noqa: E402
@@ -34,6 +35,8 @@ def main() -> None:
           f"pyeval {chk['pyeval'].seconds} s, peak RSS {chk['pyeval'].peak_rss_mib} MiB; "
           f"CLI with JSON of every row {chk['tracelab_cli_json'].seconds} s); "
           f"{chk['ratio_vs_handwritten']}x the time of hand-written SQL ({chk['handwritten_sql'].seconds} s)")
+    results["cover"] = cov = cover_bench.run(args.episodes)
+    print(cover_bench.summary(cov))
     sizes = tuple(int(n) for n in args.scaling.split(",") if n.strip())
     if sizes:
         results["scaling"], results["memory"] = scale, memory = check_bench.scaling(sizes)
@@ -70,6 +73,8 @@ def write_markdown(results: dict) -> None:
     ]
     if "check" in results:
         lines.append(check_row(results["check"]))
+    if "cover" in results:
+        lines.append(cover_bench.row(results["cover"]))
     if "scaling" in results:
         lines.append(scaling_row(results["scaling"]))
     if results.get("memory"):
