@@ -6,6 +6,7 @@ DROP TABLE IF EXISTS chk_calls;
 DROP TABLE IF EXISTS chk_defs;
 DROP TABLE IF EXISTS chk_tools;
 DROP TABLE IF EXISTS chk_transcript;
+DROP TABLE IF EXISTS chk_needle_found;
 DROP TABLE IF EXISTS chk_hits;
 DROP TABLE IF EXISTS chk_retrieval_steps;
 DROP TABLE IF EXISTS chk_candidates;

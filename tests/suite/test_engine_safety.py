@@ -245,7 +245,7 @@ def test_query_count_does_not_grow_with_the_number_of_runs(store, tmp_path, size
     counting = CountingConnection(store.con)
     result = evaluate(counting, suite)
     assert result.summary.runs == size
-    # 9 preparations (selection by case id, by `select` keys, the selected runs; tools, chk_out,
-    # the needles lowered, transcript, matcher hits, retrieval), 22 family queries, args_valid's
-    # fetch and insert, the verdicts, the cleanup
-    assert counting.queries == 35
+    # 10 preparations (selection by case id, by `select` keys, the selected runs; tools, chk_out,
+    # the needles lowered, transcript, the needles found, matcher hits, retrieval), 22 family
+    # queries, args_valid's fetch and insert, the verdicts, the cleanup
+    assert counting.queries == 36

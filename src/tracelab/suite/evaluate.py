@@ -20,7 +20,7 @@ from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.args_valid import validate_calls
 from tracelab.suite.compile import Plan, compile_suite
 from tracelab.suite.model import Case, Suite
-from tracelab.suite.needles import lower_needles, prefilter_re2, query_params
+from tracelab.suite.needles import lower_needles, prefilter_re2
 from tracelab.suite.results import CheckResult, build_result
 from tracelab.suite.where import where_predicate
 
@@ -202,18 +202,16 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     """Every family query that has work, each inserting its rows into chk_out."""
     con.execute(load_sql("assertions/_tools"))
     con.execute(load_sql("assertions/_out"))
-    needles: dict[str, list[str]] = {}
     if plan.has("p_must_mention") or plan.has("p_must_not_leak"):
-        needles = lower_needles(con, plan)
-        _transcript(con, needles)
+        _transcript(con, lower_needles(con, plan))
+        con.execute(load_sql("assertions/_needle_found"))
     if plan.has("p_matchers"):
         con.execute(load_sql("assertions/_matcher_hits"))
     if plan.has("p_retrieval"):
         con.execute(load_sql("assertions/_retrieval"))
     for name, table, where in _FAMILIES:
         if plan.has(table, **where):
-            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{name}')}\n)",
-                        query_params(needles, name))
+            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{name}')}\n)")
     if plan.has("p_args_valid"):
         calls = _fetch(con, load_sql("assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)

@@ -66,13 +66,4 @@ def lower_needles(con: duckdb.DuckDBPyConnection, plan: Plan) -> dict[str, list[
     return out
 
 
-def query_params(lowered: dict[str, list[str]], family: str) -> dict[str, str] | None:
-    """The bound parameters of a family's query in `sql/assertions/`: `needles_re2`, the
-    prefilter of its `lowered` needles (lower_needles), for must_mention and must_not_leak;
-    None for every other family."""
-    if family not in lowered:
-        return None
-    return {"needles_re2": prefilter_re2(lowered[family])}
-
-
-__all__ = ["RE2_BUDGET", "lower_needles", "prefilter_re2", "query_params", "re2_literal"]
+__all__ = ["RE2_BUDGET", "lower_needles", "prefilter_re2", "re2_literal"]

@@ -1,0 +1,21 @@
+-- The (unit, run) pairs whose must_mention / must_not_leak string occurs in the run's
+-- transcript: case-insensitively (DuckDB lower() on both sides), as a literal substring of
+-- one fragment (contains, never LIKE). chk_transcript already holds only the fragments that
+-- can hold some string of either family (the RE2 prefilter of _transcript.sql), and
+-- transcripts repeat their fragments: the exact test runs once per distinct text and string.
+CREATE OR REPLACE TEMP TABLE chk_needle_found AS
+WITH needles AS (
+    SELECT unit_id, case_id, lower(needle) AS lneedle FROM p_must_mention
+    UNION ALL
+    SELECT unit_id, case_id, lower(needle) AS lneedle FROM p_must_not_leak
+),
+matched AS (
+    SELECT n.lneedle, t.ltext
+    FROM (SELECT DISTINCT lneedle FROM needles) n
+    JOIN (SELECT DISTINCT ltext FROM chk_transcript) t ON contains(t.ltext, n.lneedle)
+)
+SELECT DISTINCT n.unit_id, s.episode_id
+FROM needles n
+JOIN matched m ON m.lneedle = n.lneedle
+JOIN chk_transcript h ON h.ltext = m.ltext
+JOIN chk_sel s ON s.case_id = n.case_id AND s.episode_id = h.episode_id;
