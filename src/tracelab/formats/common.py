@@ -63,7 +63,8 @@ def _document(path: str, mtime_ns: int, size: int) -> tuple[Any, str | None]:
         return None, str(exc)
 
 
-def _load_document(source: Source) -> tuple[Any, str | None]:
+def load_document(source: Source) -> tuple[Any, str | None]:
+    """A `.json` file parsed once (cached): ``(document, None)``, or ``(None, reason)``."""
     stat = source.path.stat()
     return _document(str(source.path), stat.st_mtime_ns, stat.st_size)
 
@@ -86,7 +87,7 @@ def records(
             except BadJSON as exc:
                 yield Quarantined(line, str(exc), raw)
         return
-    document, error = _load_document(source)
+    document, error = load_document(source)
     if error is not None:
         yield Quarantined(1, error, source.read_all())
     elif isinstance(document, list) and not whole(document):
@@ -100,7 +101,7 @@ def first_record(source: Source) -> Any:
     """The record auto-detection sniffs: the first line, or a `.json` file's first element."""
     if not is_json_document(source):
         return source.first_record()
-    document, _ = _load_document(source)
+    document, _ = load_document(source)
     if isinstance(document, list):
         return document[0] if document else None
     return document

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.common import first_record, is_json_document, load_document, records
 
 name = "native"
 summary = "tracelab.episode/v1: JSON Lines, one episode per line, or a .json array of episodes"
@@ -24,54 +25,23 @@ def _looks_native(record: Any) -> bool:
 
 def claims(source: Source) -> bool:
     """A .jsonl whose first record is a native episode, or a .json array of them."""
-    if source.stem_name.endswith(".json"):
-        head = source.read_all().lstrip()[:1]
-        if head != b"[":
-            return False
-        data = _load_array(source)
-        return isinstance(data, list) and bool(data) and _looks_native(data[0])
-    return _looks_native(source.first_record())
-
-
-def _load_array(source: Source) -> Any:
-    try:
-        return parse_json(source.read_all())
-    except BadJSON:
-        return None
+    return _looks_native(first_record(source))
 
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
     """Every line (or array element) that is a JSON object; anything else is quarantined."""
-    if source.stem_name.endswith(".json"):
-        yield from _array_episodes(source)
-        return
-    for line, raw in source.lines():
-        try:
-            record = parse_json(raw)
-        except BadJSON as exc:
-            yield Quarantined(line, str(exc), raw)
-            continue
-        if isinstance(record, dict):
-            yield line, record
+    if is_json_document(source):
+        document, _ = load_document(source)
+        if document is not None and not isinstance(document, list):
+            yield Quarantined(1, "a .json file must hold one array of episodes", source.read_all())
+            return
+    for item in records(source):
+        if isinstance(item, Quarantined):
+            yield item
+        elif isinstance(item[1], dict):
+            yield item[0], item[1]
         else:
-            yield Quarantined(line, f"not a JSON object (a JSON {_json_kind(record)})", raw)
-
-
-def _array_episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
-    raw = source.read_all()
-    try:
-        data = parse_json(raw)
-    except BadJSON as exc:
-        yield Quarantined(1, str(exc), raw)
-        return
-    if not isinstance(data, list):
-        yield Quarantined(1, "a .json file must hold one array of episodes", raw)
-        return
-    for position, record in enumerate(data, start=1):
-        if isinstance(record, dict):
-            yield position, record
-        else:
-            yield Quarantined(position, f"not a JSON object (a JSON {_json_kind(record)})", None)
+            yield Quarantined(item[0], f"not a JSON object (a JSON {_json_kind(item[1])})", item[2])
 
 
 def _json_kind(value: Any) -> str:
