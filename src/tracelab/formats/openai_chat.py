@@ -90,7 +90,7 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
     if not isinstance(record, dict) or "messages" not in record:
         raise RecordError("not a chat record: expected an object with `messages` or an array")
     messages = require_list(record["messages"], "messages")
-    tools = tool_list(record, _definition)
+    tools = tool_list(record, chat_tool_definition)
     fields = episode_fields(record, source, line, ("messages", "tools"))
     return build_episode(fields, _steps(messages), tools)
 
@@ -167,7 +167,8 @@ def _result(message: Record, where: str) -> Step:
     )
 
 
-def _definition(tool: Any, index: int) -> Record:
+def chat_tool_definition(tool: Any, index: int) -> Record:
+    """A native definition from one `tools[]` entry (`{type, function: {name, ...}}`); shared with openhands."""
     tool = require_object(tool, f"tools[{index}]")
     function = tool.get("function")
     if not isinstance(function, dict):

@@ -31,7 +31,7 @@ from tracelab.formats.common import (
     tool_list,
     tool_result_step,
 )
-from tracelab.formats.openai_chat import _definition as openai_tool_definition
+from tracelab.formats.openai_chat import chat_tool_definition
 
 name = "openhands"
 summary = "OpenHands evaluation output.jsonl: {instance_id, metadata, history (events), ...} per line"
@@ -139,7 +139,7 @@ def _version(event: Record) -> Record:
 
 def _tools(event: Record, where: str) -> list[Record] | None:
     args = require_object(event.get("args") or {}, f"{where}.args")
-    return tool_list(args, openai_tool_definition)
+    return tool_list(args, chat_tool_definition)
 
 
 def _event_steps(event: Record, where: str, seen_responses: set[str]) -> list[Step]:
