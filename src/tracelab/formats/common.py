@@ -17,6 +17,7 @@ message is the one-line quarantine reason.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -314,7 +315,7 @@ def tool_result_step(
         step["result"] = result
     step["status"] = "error" if failed else "ok"
     if error is not None and error is not True:
-        step["error"] = error if isinstance(error, str) else orjson.dumps(error).decode()
+        step["error"] = error if isinstance(error, str) else json_text(error)
     if parts:
         step["meta"] = {"parts": parts}
     return step
@@ -353,6 +354,14 @@ def tool_list(record: Record, to_definition: Callable[[Any, int], Record]) -> li
     if not isinstance(tools, list):
         raise RecordError(f"tools is {_json_type(tools)}, not a list")
     return [to_definition(tool, index) for index, tool in enumerate(tools)]
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON text of a value (trace-format §5); integers beyond 64 bits too."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson refuses integers beyond 64 bits; json writes them in plain decimal
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def type_of(value: Any) -> str | None:
