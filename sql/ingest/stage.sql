@@ -1,19 +1,19 @@
--- Split the batch (stage_raw(line, doc, hash): strict JSON re-serialised by Python) into typed
--- episodes, steps and tool definitions, each value read once. `reason` is the first rule of
--- trace-format §5 the row breaks (NULL: it breaks none); decide.sql picks an episode's first.
+-- Split the batch into typed episodes, steps and tool definitions, each value read once.
+-- stage_raw(line, doc, steps, n_steps, tools, hash) comes from Python (ingest.prepare): strict
+-- JSON re-serialised, the episode's `steps` and `tools` apart from the rest (`doc`), so that
+-- each part is parsed once; n_steps is NULL when `steps` is not an array. `reason` is the first
+-- rule of trace-format §5 the row breaks (NULL: it breaks none); decide.sql picks an episode's first.
 CREATE OR REPLACE TEMP TABLE stage AS
 WITH parsed AS (
-    -- steps are read in stage_steps; here only whether they form an array, and how long it is:
-    -- each element typed as BOOLEAN costs no copy
-    SELECT line, hash, from_json(doc, '{
+    SELECT line, hash, n_steps, tools, from_json(doc, '{
         "episode_id": "JSON", "agent": "JSON", "agent_version": "JSON", "model": "JSON",
         "case_id": "JSON", "principal": "JSON", "input": "JSON", "output": "JSON",
         "termination": "JSON", "error": "JSON", "reward": "JSON", "started_at": "JSON",
-        "ended_at": "JSON", "tags": "JSON", "tools": "JSON", "steps": ["BOOLEAN"], "meta": "JSON"
+        "ended_at": "JSON", "tags": "JSON", "meta": "JSON"
     }') AS e
     FROM stage_raw
 ), typed AS (
-    SELECT line, hash, e,
+    SELECT line, hash, n_steps, tools, e,
            tl_str(e.episode_id) AS eid,
            try_cast(tl_str(e.started_at) AS TIMESTAMPTZ) AS started_at,
            try_cast(tl_str(e.ended_at) AS TIMESTAMPTZ) AS ended_at,
@@ -26,13 +26,13 @@ SELECT line, hash, eid,
        tl_str(e.output) AS output, tl_str(e.termination) AS termination, tl_str(e.error) AS error,
        try_cast(e.reward::VARCHAR AS DOUBLE) AS reward, started_at, ended_at,
        list_transform(tags, lambda t: tl_str(t)) AS tags,
-       coalesce(tl_type(e.tools) = 'an array', false) AS tools_declared,
-       CASE WHEN tl_type(e.tools) = 'an array' THEN e.tools END AS tools,
-       len(e.steps) AS n_steps, e.meta,
+       coalesce(tl_type(tools) = 'an array', false) AS tools_declared,
+       CASE WHEN tl_type(tools) = 'an array' THEN tools END AS tools,
+       n_steps, e.meta,
        coalesce(
            CASE WHEN tl_type(e.episode_id) IS DISTINCT FROM 'a string' OR eid = ''
                THEN 'episode_id must be a non-empty string' END,
-           CASE WHEN e.steps IS NULL THEN 'steps must be an array' END,
+           CASE WHEN n_steps IS NULL THEN 'steps must be an array' END,
            tl_bad('agent', e.agent, 'a string', 'a string or null'),
            tl_bad('agent_version', e.agent_version, 'a string', 'a string or null'),
            tl_bad('model', e.model, 'a string', 'a string or null'),
@@ -51,34 +51,33 @@ SELECT line, hash, eid,
                THEN 'tags must be an array of strings' END,
            tl_bad('principal', e.principal, 'an object', 'an object'),
            tl_bad('meta', e.meta, 'an object', 'an object'),
-           CASE WHEN tl_type(e.tools) <> 'an array' THEN 'tools must be an array or null, not ' || tl_type(e.tools) END
+           CASE WHEN tl_type(tools) <> 'an array' THEN 'tools must be an array or null, not ' || tl_type(tools) END
        ) AS reason
 FROM typed;
 
 CREATE OR REPLACE TEMP TABLE stage_steps AS
 WITH unnested AS (
-    SELECT line, unnest(steps) AS step, generate_subscripts(steps, 1) - 1 AS idx
-    FROM (SELECT line, json_extract(doc, '$.steps[*]') AS steps FROM stage_raw)
-), parsed AS (
-    SELECT line, idx, step, from_json(step, '{
-        "kind": "JSON", "name": "JSON", "call_id": "JSON", "text": "JSON", "error": "JSON",
-        "args": "JSON", "result": "JSON", "status": "JSON", "is_error": "JSON", "effect": "JSON",
-        "ts": "JSON", "duration_ms": "JSON", "meta": "JSON", "data": "JSON", "steps_used": "JSON",
-        "tokens_used": "JSON", "_tl_args_text": "JSON", "_tl_args_bad": "JSON"
-    }') AS s
-    FROM unnested
+    SELECT line, steps, unnest(s) AS s, generate_subscripts(s, 1) - 1 AS idx
+    FROM (SELECT line, steps, from_json(steps, '[{
+              "kind": "JSON", "name": "JSON", "call_id": "JSON", "text": "JSON", "error": "JSON",
+              "args": "JSON", "result": "JSON", "status": "JSON", "is_error": "JSON", "effect": "JSON",
+              "ts": "JSON", "duration_ms": "JSON", "meta": "JSON", "data": "JSON", "steps_used": "JSON",
+              "tokens_used": "JSON", "_tl_args_text": "JSON", "_tl_args_bad": "JSON"
+          }]') AS s
+          FROM stage_raw WHERE n_steps IS NOT NULL)
 ), typed AS (
     SELECT line, idx, s,
            tl_str(s.kind) AS kind, tl_str(s.name) AS name, tl_str(s.call_id) AS call_id,
            tl_str(s.text) AS text, tl_str(s.error) AS error, tl_str(s.status) AS status,
            tl_str(s.effect) AS effect, try_cast(tl_str(s.ts) AS TIMESTAMPTZ) AS ts,
-           -- A JSON null reads as NULL, like an absent key. Only a step without a kind can be
-           -- something other than an object, and only a budget can need to tell the two apart
-           -- (its data holds the keys it has): only those steps are looked at again.
-           CASE WHEN s.kind IS NULL THEN json_type(step) END AS step_type,
+           -- A JSON null reads as NULL, like an absent key, and a step that is not an object as
+           -- all NULLs. Only a step without a kind can be something other than an object, and
+           -- only a budget can need to tell null from absent (its data holds the keys it has):
+           -- only those steps are looked at again.
+           CASE WHEN s.kind IS NULL THEN json_type(steps, '$[' || idx || ']') END AS step_type,
            CASE WHEN kind = 'budget' AND (s.steps_used IS NULL OR s.tokens_used IS NULL)
-               THEN json_keys(step) END AS budget_keys
-    FROM parsed
+               THEN json_keys(steps, '$[' || idx || ']') END AS budget_keys
+    FROM unnested
 )
 SELECT line, idx, kind, name, call_id, text, error,
        CASE kind

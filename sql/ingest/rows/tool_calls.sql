@@ -16,6 +16,6 @@ SELECT k.eid AS episode_id,
 FROM stage_steps c
 JOIN stage_keep k USING (line)
 LEFT JOIN stage_pairs p ON p.line = c.line AND p.call_idx = c.idx
-LEFT JOIN stage_steps r ON r.line = p.line AND r.idx = p.result_idx
+LEFT JOIN stage_steps r ON r.line = p.line AND r.idx = p.result_idx AND r.kind = 'tool_result'
 LEFT JOIN first_def d ON d.line = c.line AND d.name = c.name
 WHERE c.kind = 'tool_call'
