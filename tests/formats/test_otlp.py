@@ -392,6 +392,15 @@ def test_unreadable_message_json_quarantines_the_episode_naming_the_span(adapt) 
     assert json.loads(item.raw)["spanId"] == "a000000000000001"
 
 
+def test_an_event_name_that_is_not_a_string_quarantines_the_episode(adapt) -> None:
+    # found by the adapter fuzz test: a list as an event name once crashed the adapter
+    bad = chat("a000000000000001", 10, 100, None, None, events=[
+        {**event("gen_ai.user.message", {"content": "hi"}), "name": ["gen_ai.user.message"]}])
+    [item] = episodes(adapt, record(bad, AGENT))
+    assert isinstance(item, Quarantined)
+    assert "events[0].name is a list, not a string" in item.reason
+
+
 def test_an_unknown_role_quarantines_the_episode(adapt) -> None:
     [item] = episodes(adapt, record(chat("a000000000000001", 10, 100, [said("critic", "meh")], [])))
     assert isinstance(item, Quarantined)

@@ -378,6 +378,13 @@ def require_object(value: Any, where: str) -> Record:
     return value
 
 
+def optional_string(value: Any, where: str) -> str | None:
+    """`value` when it is a string or null, else `RecordError` naming `where`."""
+    if value is not None and not isinstance(value, str):
+        raise RecordError(f"{where} is {_json_type(value)}, not a string")
+    return value
+
+
 def require_list(value: Any, where: str) -> list[Any]:
     """`value` when it is a JSON array, else `RecordError` naming `where`."""
     if not isinstance(value, list):

@@ -21,6 +21,7 @@ from tracelab.formats.common import (
     RecordError,
     content_text,
     first_record,
+    optional_string,
     require_list,
     require_object,
     tool_definition,
@@ -344,7 +345,8 @@ def span_events(raw: Record) -> list[tuple[str, Record]]:
     decoded = []
     for index, event in enumerate(require_list(events, "events")):
         event = require_object(event, f"events[{index}]")
-        decoded.append((event.get("name"), attributes(event.get("attributes"), f"events[{index}]")))
+        name = optional_string(event.get("name"), f"events[{index}].name")
+        decoded.append((name, attributes(event.get("attributes"), f"events[{index}]")))
     return decoded
 
 
