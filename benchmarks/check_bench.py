@@ -22,11 +22,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
-from common import ROOT, WORK, Run, corpus, fresh, measure, python, tracelab
+from common import ROOT, WORK, Run, alternating, corpus, fastest, fresh, measure, python, tracelab
 
 from tracelab.store import DEFAULT_MEMORY_LIMIT
 from tracelab.suite import load_suite
@@ -43,7 +42,7 @@ MEMORY_LIMIT = os.environ.get("TRACELAB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
 """DuckDB's memory_limit for every measured command: the store's default unless set."""
 SCALING = (10_000, 100_000, 1_000_000)
 REPEAT = 2
-"""Timed runs per side of the pyeval comparison; the fastest counts (the machine is shared)."""
+"""Timed runs per side of the comparison, taken in turn; the fastest counts (the machine is shared)."""
 BYTES_PER_EPISODE = 10_000
 """Disk needed per episode: the corpus (~3.5 kB), its store (~0.5 kB) and DuckDB's spill files."""
 CORPUS_BYTES_PER_EPISODE = 3_500
@@ -63,12 +62,15 @@ def run(episodes: int) -> dict[str, object]:
     path = corpus(episodes)
     store = ingested(path)
     tl_out, py_out = WORK / "check-tracelab.parquet", WORK / "check-pyeval.parquet"
-    ours = fastest(lambda: check_library(store, tl_out))
-    baseline = fastest(lambda: measure([sys.executable, str(PYEVAL), str(SUITE), str(path),
-                                        "--out", str(py_out)], env=ENV))
     hand_out = WORK / "check-handwritten.parquet"
-    hand = fastest(lambda: measure([sys.executable, str(ROOT / "handwritten.py"), str(store), "--out", str(hand_out)],
-                                   env=ENV))
+    runs = alternating({
+        "ours": lambda: check_library(store, tl_out),
+        "pyeval": lambda: measure([sys.executable, str(PYEVAL), str(SUITE), str(path), "--out", str(py_out)],
+                                  env=ENV),
+        "hand": lambda: measure([sys.executable, str(ROOT / "handwritten.py"), str(store), "--out",
+                                 str(hand_out)], env=ENV),
+    }, REPEAT)
+    ours, baseline, hand = fastest(runs["ours"]), fastest(runs["pyeval"]), fastest(runs["hand"])
     verdicts = pl.read_parquet(tl_out)
     compare(verdicts, pl.read_parquet(py_out))
     compare(verdicts, pl.read_parquet(hand_out))
@@ -87,6 +89,7 @@ def run(episodes: int) -> dict[str, object]:
         "tracelab_check": ours,
         "tracelab_cli_json": cli,
         "pyeval": baseline,
+        "all_runs_s": {side: [r.seconds for r in measured] for side, measured in runs.items()},
         "ratio": round(baseline.seconds / ours.seconds, 2),
         "target": TARGET,
         "handwritten_sql": hand,
@@ -162,11 +165,6 @@ def ingested(path: Path) -> Path:
 def check_library(store: Path, out: Path) -> Run:
     """One timed library check of the suite, writing the verdict rows to `out`."""
     return measure(python(CHECK_TO_PARQUET) + [str(store), str(SUITE), str(out)], env=ENV)
-
-
-def fastest(measured: Callable[[], Run]) -> Run:
-    """The fastest of REPEAT runs of `measured()`."""
-    return min((measured() for _ in range(REPEAT)), key=lambda r: r.seconds)
 
 
 def differences(ours: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:

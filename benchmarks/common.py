@@ -7,6 +7,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -36,6 +37,21 @@ def measure(argv: list[str], *, env: dict[str, str] | None = None,
     if os.waitstatus_to_exitcode(status) not in ok_exit:
         raise SystemExit(f"benchmark command failed ({status}): {' '.join(argv)}\n{stderr}")
     return Run(round(seconds, 3), round(usage.ru_maxrss / 1024, 1))
+
+
+def alternating(sides: dict[str, Callable[[], Run]], rounds: int) -> dict[str, list[Run]]:
+    """Each side's runs, measured in turn round after round: a machine whose speed drifts
+    (a shared host) then slows every side alike. Callers quote the fastest run of each side."""
+    runs: dict[str, list[Run]] = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, measured in sides.items():
+            runs[name].append(measured())
+    return runs
+
+
+def fastest(runs: list[Run]) -> Run:
+    """The fastest of a side's runs."""
+    return min(runs, key=lambda r: r.seconds)
 
 
 def python(code: str) -> list[str]:

@@ -1,12 +1,12 @@
 """Coverage vs check: `cover` aggregates one evaluation, so it should cost about what `check` costs.
 
-Both run as library calls in a subprocess on the same store (the check section's), side by
-side, fastest of a few runs each. Target (issue 4): cover <= 1.5x check.
+Both run as library calls in a subprocess on the same store (the check section's), in turn,
+fastest of a few runs each. Target (issue 4): cover <= 1.5x check.
 """
 from __future__ import annotations
 
-from check_bench import ENV, SUITE, fastest, ingested
-from common import WORK, corpus, measure, python
+from check_bench import ENV, REPEAT, SUITE, ingested
+from common import WORK, alternating, corpus, fastest, measure, python
 
 CHECK = ("import sys\nfrom tracelab.check import check\n"
          "check(sys.argv[1], sys.argv[2], save=False).verdicts.write_parquet(sys.argv[3])\n")
@@ -17,10 +17,13 @@ TARGET = 1.5
 
 def run(episodes: int) -> dict[str, object]:
     store = ingested(corpus(episodes))
-    check = fastest(lambda: measure(python(CHECK) + [str(store), str(SUITE), str(WORK / "cover-check.parquet")],
-                                    env=ENV))
-    cover = fastest(lambda: measure(python(COVER) + [str(store), str(SUITE), str(WORK / "cover.parquet")],
-                                    env=ENV))
+    runs = alternating({
+        "check": lambda: measure(python(CHECK) + [str(store), str(SUITE), str(WORK / "cover-check.parquet")],
+                                 env=ENV),
+        "cover": lambda: measure(python(COVER) + [str(store), str(SUITE), str(WORK / "cover.parquet")],
+                                 env=ENV),
+    }, REPEAT)
+    check, cover = fastest(runs["check"]), fastest(runs["cover"])
     return {"episodes": episodes, "check": check, "cover": cover,
             "ratio": round(cover.seconds / check.seconds, 2), "target": TARGET}
 

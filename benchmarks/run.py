@@ -60,6 +60,9 @@ def write_markdown(results: dict) -> None:
         "# Benchmarks",
         "",
         "Written by `make bench` (benchmarks/run.py); figures from one run, measured side by side.",
+        "Compared commands run in turn, a few times each, and the fastest run of each counts: the",
+        "machine is a shared 2-CPU host whose speed drifts by up to a third between minutes (the",
+        "runs behind each figure are in benchmarks/results/latest.json, `all_runs_s`).",
         "",
         f"- date: {results['date']}",
         f"- machine: {m['platform']}, {m['cpus']} CPUs, Python {m['python']}, DuckDB {m['duckdb']}",
@@ -68,7 +71,8 @@ def write_markdown(results: dict) -> None:
         "|---|---|---|---|---|---|",
         f"| ingest vs bare `read_json` | {ing['episodes']:,} episodes, {ing['file_mb']} MB "
         f"| {ing['tracelab_ingest'].seconds} s ({ing['mb_per_s']} MB/s, {ing['episodes_per_s']:,} ep/s, "
-        f"peak RSS {ing['tracelab_ingest'].peak_rss_mib} MiB) | {ing['bare_read_json'].seconds} s "
+        f"peak RSS {ing['tracelab_ingest'].peak_rss_mib} MiB; runs {runs(ing, 'ours')}) "
+        f"| {ing['bare_read_json'].seconds} s (runs {runs(ing, 'bare')}) "
         f"| {ing['ratio']}x | <= 1.5x (issue 6; issue 2: <= 2.0x) |",
     ]
     if "check" in results:
@@ -86,6 +90,11 @@ def write_markdown(results: dict) -> None:
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
 
 
+def runs(figures: dict, side: str) -> str:
+    """The seconds of every run of one side, as `a / b`."""
+    return " / ".join(f"{s} s" for s in figures.get("all_runs_s", {}).get(side, []))
+
+
 def check_row(chk: dict) -> str:
     """The BENCHMARKS.md row of the check benchmark (check_bench.py)."""
     ours, base, cli = chk["tracelab_check"], chk["pyeval"], chk["tracelab_cli_json"]
@@ -93,9 +102,11 @@ def check_row(chk: dict) -> str:
             f"verdicts as Parquet | {chk['episodes']:,} episodes, "
             f"{chk['cases']} cases, {chk['case_assertions']} (case, assertion) ids, "
             f"{chk['verdicts']:,} identical verdicts "
-            f"| {ours.seconds} s (peak RSS {ours.peak_rss_mib} MiB; the CLI with `--format json "
+            f"| {ours.seconds} s (peak RSS {ours.peak_rss_mib} MiB; runs {runs(chk, 'ours')}; "
+            f"the CLI with `--format json "
             f"--all-results`: {cli.seconds} s) "
-            f"| {base.seconds} s (peak RSS {base.peak_rss_mib} MiB) | {chk['ratio']}x speed-up "
+            f"| {base.seconds} s (peak RSS {base.peak_rss_mib} MiB; runs {runs(chk, 'pyeval')}) "
+            f"| {chk['ratio']}x speed-up "
             f"| >= {chk['target']:g}x speed-up |\n"
             f"| `check` vs hand-written DuckDB SQL for the same suite (benchmarks/handwritten.sql), "
             f"same verdicts | {chk['episodes']:,} episodes | {ours.seconds} s | {chk['handwritten_sql'].seconds} s "
