@@ -64,7 +64,7 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     if output is None:
         click.echo(text, nl=False)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        Path(output).write_bytes(text if isinstance(text, bytes) else text.encode())
     if not run.passed or (comparison and comparison.regressed):
         sys.exit(1)
 
