@@ -152,6 +152,13 @@ def test_an_event_that_breaks_the_format_quarantines_its_whole_episode(adapt) ->
     assert item.reason == "line 2: step: content is not a string"
 
 
+def test_a_timestamp_after_the_year_9999_quarantines_its_episode(adapt) -> None:
+    # nanoseconds where milliseconds belong: datetime cannot hold the moment (once a ValueError)
+    [item] = adapt(assay, start(timestamp=1_772_442_900_000_000_000), end())
+    assert isinstance(item, Quarantined)
+    assert item.reason == "episode_start: timestamp 1772442900000000000 ms is after the year 9999"
+
+
 # -- the sample file ------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -17,6 +18,7 @@ from tracelab.formats.common import (
     content_text,
     episode_fields,
     first_record,
+    json_text,
     records,
     result_content,
     tool_call_step,
@@ -157,6 +159,24 @@ def test_tool_result_status_and_error_text() -> None:
     assert "error" not in tool_result_step(None, None, None, True, True)
 
 
+def test_json_text_of_a_value_deeper_than_the_recursion_limit_is_a_record_error() -> None:
+    # json, the fallback past orjson's 255 levels, recurses per level: once a RecursionError
+    nested: Any = []
+    for _ in range(300):
+        nested = [nested]
+    assert json_text(nested) == "[" * 301 + "]" * 301
+    for _ in range(700):
+        nested = [nested]
+    with pytest.raises(RecordError, match="^a value nests too deeply to write as JSON text$"):
+        json_text(nested)
+
+
+def test_json_text_sorts_keys_when_asked() -> None:
+    assert json_text({"b": 1, "a": [2, 10**20]}) == '{"b":1,"a":[2,100000000000000000000]}'
+    assert json_text({"b": 1, "a": [2, 10**20]}, sort_keys=True) == (
+        '{"a":[2,100000000000000000000],"b":1}')
+
+
 # -- episodes and tools ----------------------------------------------------------------------
 
 
@@ -212,6 +232,14 @@ def test_records_of_a_json_document_read_whole_when_asked(tmp_path: Path) -> Non
     path.write_text('[{"role": "user"}]', encoding="utf-8")
     items = list(records(Source(path), whole=lambda doc: True))
     assert [(line, record) for line, record, _ in items] == [(1, [{"role": "user"}])]
+
+
+def test_records_of_a_json_array_too_deep_for_orjson_to_write_keep_no_raw(tmp_path: Path) -> None:
+    # orjson reads 1024 levels but writes 255: a raw copy of such an element once raised TypeError
+    path = tmp_path / "x.json"
+    path.write_text("[" + "[" * 300 + "]" * 300 + "]", encoding="utf-8")
+    [(line, record, raw)] = list(records(Source(path)))
+    assert (line, json.dumps(record), raw) == (1, "[" * 300 + "]" * 300, None)
 
 
 # -- every message-log adapter maps or quarantines, never crashes ----------------------------

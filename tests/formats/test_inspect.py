@@ -255,6 +255,39 @@ def test_attachments_are_resolved_everywhere() -> None:
     assert "attachments" not in ep["meta"]["sample"]
 
 
+def test_attachments_are_resolved_at_any_depth() -> None:
+    # resolving once recursed once per level: 1000 levels (JSON allows 1024) raised RecursionError
+    nested: Any = "attachment://h1"
+    for _ in range(1000):
+        nested = [nested]
+    resolved = episode({"attachments": {"h1": "long"}, "notes": nested, "messages": []})
+    value = resolved["meta"]["sample"]["notes"]
+    for _ in range(1000):
+        [value] = value
+    assert value == "long"
+
+
+def test_an_input_message_too_deep_for_orjson_is_still_known_when_seen_again() -> None:
+    # orjson writes 255 levels at most: the identity of a deeper message once raised TypeError
+    nested: Any = []
+    for _ in range(300):
+        nested = [nested]
+    user = {"role": "user", "content": "hi", "tool_calls": nested}
+    ep = episode({"events": [model_event([user], DONE), model_event([user, DONE], DONE)]})
+    assert [(s["kind"], s["text"]) for s in ep["steps"]] == [
+        ("user", "hi"), ("assistant", "Done."), ("assistant", "Done.")]
+
+
+def test_tool_events_nested_more_than_100_deep_are_a_record_error() -> None:
+    # each level is one recursive walk: 400 levels once raised RecursionError
+    nested = tool_event("c0", "lookup")
+    for level in range(1, 401):
+        nested = {**tool_event(f"c{level}", "lookup"), "events": [nested]}
+    with pytest.raises(RecordError) as error:
+        episode({"events": [nested]})
+    assert str(error.value) == "samples[0]: tool and subtask events nest more than 100 levels deep"
+
+
 # -- the sample log: .json and .eval --------------------------------------------------------
 
 
@@ -363,6 +396,24 @@ def test_a_broken_archive_loads_nothing_and_fails_the_file(store, tmp_path: Path
     report = store.ingest([archive], format="inspect")
     assert [f.status for f in report.files] == ["failed"]
     assert "not a readable .eval archive" in report.files[0].message
+    assert store.sql("SELECT count(*) FROM episodes").item() == 0
+
+
+def test_an_encrypted_archive_is_not_claimed_and_fails_the_file(store, tmp_path: Path) -> None:
+    # zipfile raises RuntimeError on an encrypted entry: it once escaped detection and ingest
+    archive = write_eval(tmp_path / "locked.eval", json.loads(SAMPLE.read_text(encoding="utf-8")))
+    data = bytearray(archive.read_bytes())
+    for signature, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = data.find(signature)
+        while start != -1:
+            data[start + flags_at] |= 0x1  # general purpose flag bit 0: encrypted
+            start = data.find(signature, start + 4)
+    archive.write_bytes(bytes(data))
+    assert not inspect_log.claims(Source(archive))
+    report = store.ingest([archive], format="inspect")
+    assert [(f.status, f.message) for f in report.files] == [
+        ("failed", f"{archive}: not a readable .eval archive (header.json is encrypted); "
+                   "nothing of it was loaded")]
     assert store.sql("SELECT count(*) FROM episodes").item() == 0
 
 

@@ -274,6 +274,58 @@ def test_a_tool_definition_without_a_name_quarantines_the_episode(adapt) -> None
                            "tool.name and no name in tool.json_schema")
 
 
+@pytest.mark.parametrize(("kind", "attributes", "reason"), [
+    ("TOOL", {"tool.name": "lookup", "tool.id": [1]}, "tool.id is a list, not a string"),
+    ("LLM", {"llm.tools.0.tool.name": [1]}, "llm.tools.0.tool.name is a list, not a string"),
+    ("LLM", {"llm.tools.0.tool.json_schema": {"name": {"n": 1}}},
+     "llm.tools.0.tool.json_schema name is an object, not a string"),
+], ids=["tool-id", "tool-name", "schema-name"])
+def test_a_tool_name_or_id_that_is_not_a_string_quarantines_the_episode(adapt, kind, attributes,
+                                                                        reason) -> None:
+    # each was once used as a set member or dict key: a list raised TypeError (unhashable)
+    [item] = adapt(openinference, phoenix("b000000000000001", kind, "00.100", "01.000", attributes))
+    assert isinstance(item, Quarantined)
+    assert item.reason == f"episode {TRACE}: span b000000000000001 (line 1): {reason}"
+
+
+def test_a_call_id_taken_by_name_that_is_not_a_string_quarantines_the_episode(adapt) -> None:
+    # the TOOL span without tool.id takes the id of the requested call of its name; a list
+    # once went into the set of recorded call ids and raised TypeError (unhashable)
+    asked = {"role": "assistant", "tool_calls": [([1], "lookup", "{}")]}
+    [item] = adapt(openinference,
+                   phoenix("b000000000000001", "LLM", "00.100", "01.000",
+                           messages("llm.output_messages", asked)),
+                   phoenix("b000000000000002", "TOOL", "01.100", "01.200", {"tool.name": "lookup"}))
+    assert isinstance(item, Quarantined)
+    assert item.reason == (f"episode {TRACE}: span b000000000000001 output message 0.parts[0].id "
+                           "is a list, not a string")
+
+
+@pytest.mark.parametrize("start", ["\u00b2", "1" * 5000], ids=["superscript-two", "5000-digits"])
+def test_a_time_of_digits_that_is_no_integer_quarantines_the_span(adapt, start) -> None:
+    # "²" passes str.isdigit, and int() reads at most 4300 digits: int() once raised ValueError
+    [item] = adapt(openinference, {**FLAT_SPANS[2], "start_time": start})
+    assert isinstance(item, Quarantined)
+    assert item.reason == f"span.start_time is {start!r}, not nanoseconds since the Unix epoch"
+
+
+def test_a_list_index_that_int_cannot_read_is_no_item(adapt) -> None:
+    # "²" passes str.isdigit: int() once raised ValueError; like any other non-number, it is no index
+    llm = phoenix("b000000000000001", "LLM", "00.100", "01.000", {
+        **messages("llm.input_messages", USER), "llm.input_messages.\u00b2.message.role": "user"})
+    assert bare(one(adapt, llm)["steps"]) == [{"kind": "user", "text": "Look up E-1."}]
+
+
+def test_attributes_nested_deeper_than_the_recursion_limit_are_flattened() -> None:
+    # flatten once recursed once per level: 1000 levels (JSON allows 1024) raised RecursionError
+    nested: Any = "v"
+    for _ in range(1000):
+        nested = {"x": nested}
+    flat: dict[str, Any] = {}
+    openinference.flatten(nested, "", flat)
+    assert flat == {".".join(["x"] * 1000): "v"}
+
+
 # -- OTLP with OpenInference attributes, detection, samples ------------------------------------
 
 

@@ -224,11 +224,12 @@ def test_episode_error_is_the_root_span_status_message(adapt) -> None:
 
 
 def test_structured_attribute_values_become_json_values(adapt) -> None:
-    args = {"id": 8812, "rush": True, "ratio": 0.5, "tags": ["a", "b"], "none": None}
+    args = {"id": 8812, "delta": -3, "rush": True, "ratio": 0.5, "tags": ["a", "b"], "none": None}
     result = {"refund_id": "rf_1", "cents": 4990}
     episode = one(adapt, record(tool("a000000000000002", 110, 150, "refund", "c1", args, result)))
     call, done = episode["steps"]
-    assert call["args"] == {"id": 8812, "rush": True, "ratio": 0.5, "tags": ["a", "b"], "none": None}
+    assert call["args"] == {"id": 8812, "delta": -3, "rush": True, "ratio": 0.5, "tags": ["a", "b"],
+                            "none": None}
     assert done["result"] == {"refund_id": "rf_1", "cents": 4990}
     assert "text" not in done
 
@@ -399,6 +400,77 @@ def test_an_event_name_that_is_not_a_string_quarantines_the_episode(adapt) -> No
     [item] = episodes(adapt, record(bad, AGENT))
     assert isinstance(item, Quarantined)
     assert "events[0].name is a list, not a string" in item.reason
+
+
+@pytest.mark.parametrize(("attributes", "reason"), [
+    ({"gen_ai.operation.name": ["chat"]}, "gen_ai.operation.name is a list, not a string"),
+    ({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": ["c1"]},
+     "gen_ai.tool.call.id is a list, not a string"),
+    ({"gen_ai.tool.definitions": '[{"name": ["lookup"]}]'},
+     "gen_ai.tool.definitions[0].name is a list, not a string"),
+    ({"gen_ai.tool.definitions": '[{"function": {"name": {"n": 1}}}]'},
+     "gen_ai.tool.definitions[0].function.name is an object, not a string"),
+], ids=["operation-name", "tool-call-id", "definition-name", "function-name"])
+def test_a_name_or_id_that_is_not_a_string_quarantines_the_episode(adapt, attributes, reason) -> None:
+    # each was once used as a set member or dict key: a list raised TypeError (unhashable)
+    [item] = episodes(adapt, record(span("a000000000000001", 10, 20, attributes)))
+    assert isinstance(item, Quarantined)
+    assert item.reason == f"episode {TRACE}: span a000000000000001 (line 1): {reason}"
+
+
+def test_a_message_part_id_that_is_not_a_string_quarantines_the_episode(adapt) -> None:
+    # once looked up in the set of recorded call ids: a list raised TypeError (unhashable)
+    asked = {"role": "assistant", "parts": [{"type": "tool_call", "id": ["c1"], "name": "ping"}]}
+    [item] = episodes(adapt, record(chat("a000000000000001", 10, 20, [U], [asked])))
+    assert isinstance(item, Quarantined)
+    assert item.reason == (f"episode {TRACE}: span a000000000000001 output message 0.parts[0].id "
+                           "is a list, not a string")
+
+
+@pytest.mark.parametrize("text", ["--5", "\u00b2", "1" * 5000],
+                         ids=["double-minus", "superscript-two", "5000-digits"])
+def test_an_int_value_that_is_no_integer_quarantines_the_episode(adapt, text) -> None:
+    # "²" passes str.isdigit, "--5" passed lstrip("-"), and int() reads at most 4300 digits:
+    # int() once raised ValueError on each
+    bad = span("a000000000000001", 10, 20, {})
+    bad["attributes"] = [{"key": "retries", "value": {"intValue": text}}]
+    [item] = episodes(adapt, record(bad))
+    assert isinstance(item, Quarantined)
+    assert item.reason == (f"episode {TRACE}: span a000000000000001 (line 1): "
+                           f"attributes['retries']: intValue {text!r} is not an integer")
+
+
+@pytest.mark.parametrize("stamp", ["\u00b2", "1" * 5000], ids=["superscript-two", "5000-digits"])
+def test_a_time_of_digits_that_is_no_integer_quarantines_the_line(adapt, stamp) -> None:
+    # int() once raised ValueError on both
+    bad = span("a000000000000001", 10, 20, {})
+    bad["startTimeUnixNano"] = stamp
+    [item] = episodes(adapt, record(bad))
+    assert isinstance(item, Quarantined)
+    assert item.reason == (f"resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano is {stamp!r}, "
+                           "not nanoseconds since the Unix epoch")
+
+
+def test_integers_beyond_64_bits_become_their_decimal_text_as_ids_and_errors(adapt) -> None:
+    # orjson cannot write them: their text once raised TypeError
+    big = {"gen_ai.conversation.id": 2**64, "error.type": 2**64}
+    episode = one(adapt, record(tool("a000000000000002", 110, 150, "refund", "c1", attributes=big)))
+    assert (episode["episode_id"], episode["steps"][1]["error"]) == (
+        "18446744073709551616", "18446744073709551616")
+
+
+def test_a_span_too_deep_for_orjson_to_write_is_quarantined_without_its_raw(adapt) -> None:
+    # orjson reads 1024 levels but writes 255: keeping such a span as `raw` once raised TypeError
+    value = {"intValue": "x"}
+    for _ in range(100):  # 300 levels
+        value = {"arrayValue": {"values": [value]}}
+    bad = span("a000000000000001", 10, 20, {})
+    bad["attributes"] = [{"key": "k", "value": value}]
+    [item] = episodes(adapt, record(bad))
+    assert isinstance(item, Quarantined)
+    assert item.reason == (f"episode {TRACE}: span a000000000000001 (line 1): "
+                           f"attributes['k']{'[0]' * 100}: intValue 'x' is not an integer")
+    assert item.raw is None
 
 
 def test_an_unknown_role_quarantines_the_episode(adapt) -> None:

@@ -49,6 +49,7 @@ unknown = (
 EVENT_TYPES = ("episode_start", "step", "tool_call", "episode_end")
 MESSAGE_KINDS = ("user", "system")
 MODEL_META_KEYS = ("gen_ai.request.model", "gen_ai.response.model")
+MAX_MILLIS = 253_402_300_800_000  # 10000-01-01T00:00:00Z, beyond what datetime can hold
 
 
 def claims(source: Source) -> bool:
@@ -259,5 +260,7 @@ def _iso(millis: Any, where: str) -> str | None:
         return None
     if isinstance(millis, bool) or not isinstance(millis, (int, float)) or millis < 0:
         raise RecordError(f"{where}: timestamp is not a number of milliseconds")
+    if millis >= MAX_MILLIS:
+        raise RecordError(f"{where}: timestamp {millis!r} ms is after the year 9999")
     moment = datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -72,14 +72,14 @@ def load_document(source: Source) -> tuple[Any, str | None]:
 
 def records(
     source: Source, whole: Callable[[Any], bool] = lambda doc: False
-) -> Iterator[tuple[int, Any, bytes | str] | Quarantined]:
+) -> Iterator[tuple[int, Any, bytes | str | None] | Quarantined]:
     """Yield ``(line, record, raw)`` for each record of a file, or `Quarantined` for bad JSON.
 
     JSON Lines: one record per non-blank line, numbered by physical line. A
     `.json` file holding an array: one record per element, numbered from 1 by
     position, unless ``whole(document)`` says the array is itself one record
     (e.g. a bare list of chat messages); any other document is one record at
-    line 1.
+    line 1. ``raw`` is what a quarantine row keeps (see `raw_json`).
     """
     if not is_json_document(source):
         for line, raw in source.lines():
@@ -93,9 +93,18 @@ def records(
         yield Quarantined(1, error, source.read_all())
     elif isinstance(document, list) and not whole(document):
         for position, element in enumerate(document, start=1):
-            yield position, element, orjson.dumps(element)
+            yield position, element, raw_json(element)
     else:
-        yield 1, document, orjson.dumps(document)
+        yield 1, document, raw_json(document)
+
+
+def raw_json(value: Any) -> bytes | None:
+    """A parsed value's compact JSON, for a quarantine row's `raw`; None when orjson cannot write
+    it (nested deeper than orjson's 255 levels, which orjson still reads)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return None
 
 
 def first_record(source: Source) -> Any:
@@ -118,7 +127,7 @@ def map_records(
 
 
 def map_items(
-    items: Iterable[tuple[int, Any, bytes | str] | Quarantined],
+    items: Iterable[tuple[int, Any, bytes | str | None] | Quarantined],
     source: Source,
     to_episode: Callable[[Any, Source, int], Record],
 ) -> Iterator[tuple[int, Record] | Quarantined]:
@@ -356,12 +365,22 @@ def tool_list(record: Record, to_definition: Callable[[Any, int], Record]) -> li
     return [to_definition(tool, index) for index, tool in enumerate(tools)]
 
 
-def json_text(value: Any) -> str:
-    """Compact JSON text of a value (trace-format §5); integers beyond 64 bits too."""
+def json_text(value: Any, sort_keys: bool = False) -> str:
+    """Compact JSON text of a value (trace-format §5); integers beyond 64 bits too.
+
+    `sort_keys` orders object keys, for an identity that ignores key order.
+
+    Raises:
+        RecordError: the value nests deeper than Python's recursion limit (about 1000 levels).
+    """
     try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # orjson refuses integers beyond 64 bits; json writes them in plain decimal
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None).decode()
+    except TypeError:  # orjson refuses integers beyond 64 bits and values over 255 levels deep
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+    except RecursionError:
+        raise RecordError("a value nests too deeply to write as JSON text") from None
 
 
 def type_of(value: Any) -> str | None:

@@ -14,8 +14,6 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from tracelab.errors import DataError
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
 from tracelab.formats.common import (
@@ -24,6 +22,7 @@ from tracelab.formats.common import (
     build_episode,
     first_record,
     is_json_document,
+    raw_json,
     records,
     require_list,
     require_object,
@@ -58,6 +57,8 @@ ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError)
 """What reading a damaged or truncated zip raises."""
 ZSTD_METHOD = 93
 """Zip compression method id of Zstandard, which `zipfile` reads only from Python 3.14."""
+ENCRYPTED = 0x1
+"""The zip entry flag bit of an encrypted entry (tracelab holds no passwords)."""
 EVAL_META_KEYS = (
     "eval_id", "run_id", "created", "task", "task_id", "task_version", "task_file",
     "solver", "model", "dataset",
@@ -167,7 +168,13 @@ def _header(archive: zipfile.ZipFile, source: Source) -> Any:
 
 
 def _entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: Source) -> bytes | str:
-    """An entry's bytes, or the reason it cannot be read (an unsupported compression method)."""
+    """An entry's bytes, or the reason it cannot be read (an unsupported compression method).
+
+    Raises:
+        zipfile.BadZipFile: the entry is encrypted (zipfile's own RuntimeError would escape).
+    """
+    if info.flag_bits & ENCRYPTED:
+        raise zipfile.BadZipFile(f"{info.filename} is encrypted")
     if info.compress_type == ZSTD_METHOD:
         return _zstd_entry(info, source)
     try:
@@ -197,14 +204,7 @@ def _mapped(log: Record, sample: Any, line: int, where: str) -> tuple[int, Recor
     try:
         return line, sample_episode(log, sample, where)
     except RecordError as exc:
-        return Quarantined(line, str(exc), _raw(sample))
-
-
-def _raw(sample: Any) -> bytes | None:
-    try:
-        return orjson.dumps(sample)
-    except TypeError:
-        return None
+        return Quarantined(line, str(exc), raw_json(sample))
 
 
 # -- one sample -----------------------------------------------------------------------------
@@ -305,14 +305,28 @@ def _order(stamp: str) -> float:
 
 
 def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
-    """`value` with every ``attachment://<hash>`` string replaced by the attachment's content."""
-    if isinstance(value, str):
-        for prefix in (ATTACHMENT, LEGACY_ATTACHMENT):
-            if value.startswith(prefix):
-                return attachments.get(value[len(prefix):], value)
-        return value
-    if isinstance(value, list):
-        return [_resolve(item, attachments) for item in value]
-    if isinstance(value, dict):
-        return {key: _resolve(item, attachments) for key, item in value.items()}
-    return value
+    """`value` with every ``attachment://<hash>`` string replaced by the attachment's content.
+
+    `value` is not changed: every list and object on the way is copied. A stack rather than
+    recursion: a sample may nest as deep as the JSON reader allows (1024 levels), beyond
+    Python's recursion limit.
+    """
+    root = [value]
+    pending: list[tuple[Any, Any]] = [(root, 0)]  # (copied container, index or key) to resolve
+    while pending:
+        holder, key = pending.pop()
+        item = holder[key]
+        if isinstance(item, str):
+            holder[key] = _attachment(item, attachments)
+        elif isinstance(item, (list, dict)):
+            holder[key] = item = item.copy()
+            pending.extend((item, k) for k in (range(len(item)) if isinstance(item, list) else item))
+    return root[0]
+
+
+def _attachment(text: str, attachments: dict[str, Any]) -> Any:
+    """The content of an ``attachment://<hash>`` reference; any other string as it is."""
+    for prefix in (ATTACHMENT, LEGACY_ATTACHMENT):
+        if text.startswith(prefix):
+            return attachments.get(text[len(prefix):], text)
+    return text

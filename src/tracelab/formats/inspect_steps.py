@@ -20,14 +20,13 @@ from collections.abc import Callable, Container
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from tracelab.formats.common import (
     Record,
     RecordError,
     Step,
     assistant_turn,
     content_text,
+    json_text,
     message_step,
     require_list,
     require_object,
@@ -43,6 +42,8 @@ DENIED_ERRORS = frozenset({"approval"})
 """Tool error types meaning the call was refused before it ran."""
 INPUT_ROLES = {"system": "system", "user": "user"}
 APPROVAL_KEYS = ("decision", "approver", "explanation")
+MAX_NESTING = 100
+"""How deep tool and subtask events may nest in each other (each level is a recursive walk)."""
 
 
 def seconds(stamp: Any) -> float | None:
@@ -78,6 +79,7 @@ class _Transcript:
         self.pending: set[str] = set()
         self.definitions: dict[str, Record] = {}
         self.declared = False
+        self.depth = 0  # tool and subtask events being walked inside each other
         pool = sample.get("events_data")
         self.pool = pool.get("messages") if isinstance(pool, dict) else None
         self.handlers: dict[str, Callable[[Record], None]] = {
@@ -167,8 +169,14 @@ class _Transcript:
 
     def _nested(self, event: Record) -> None:
         """Events recorded inside a tool or subtask event (logs before events were flattened)."""
-        if isinstance(event.get("events"), list):
-            self.walk(event["events"])
+        if not isinstance(event.get("events"), list):
+            return
+        if self.depth == MAX_NESTING:
+            raise RecordError(f"{self.where}: tool and subtask events nest more than "
+                              f"{MAX_NESTING} levels deep")
+        self.depth += 1
+        self.walk(event["events"])
+        self.depth -= 1
 
     def _error(self, event: Record) -> None:
         error = event.get("error")
@@ -286,4 +294,4 @@ def _message_key(message: Record) -> str:
     if message.get("id"):
         return f"id:{message['id']}"
     parts = [message.get(k) for k in ("role", "content", "tool_calls", "tool_call_id")]
-    return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS).decode()
+    return json_text(parts, sort_keys=True)

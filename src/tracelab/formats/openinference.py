@@ -28,6 +28,7 @@ from tracelab.formats.common import (
     Record,
     RecordError,
     first_record,
+    optional_string,
     require_list,
     require_object,
     tool_definition,
@@ -45,6 +46,7 @@ from tracelab.formats.spans import (
     TOOL,
     Span,
     SpanLineError,
+    digits,
     nanos,
     parts_text,
     read_content,
@@ -222,10 +224,10 @@ def _time(value: Any, where: str) -> int:
             stamp = stamp.replace(tzinfo=dt.timezone.utc)
         epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
         return (stamp - epoch) // dt.timedelta(microseconds=1) * 1000
-    if isinstance(value, float):
-        value = int(value * _unit(value))
-    elif isinstance(value, (int, str)) and not isinstance(value, bool):
-        number = int(value)
+    number = digits(value) if isinstance(value, str) else value
+    if isinstance(number, float):
+        value = int(number * _unit(number))
+    elif isinstance(number, int) and not isinstance(number, bool):
         value = number * _unit(number)
     return nanos(value, where)
 
@@ -239,17 +241,23 @@ def _unit(number: float) -> int:
 
 
 def flatten(value: Any, prefix: str, out: Record) -> None:
-    """Nested or list-of-object attributes as flat dotted keys (``a.0.b``) in `out`."""
-    if _is_leaf(prefix):
-        out[prefix] = value
-    elif isinstance(value, dict):
-        for key, inner in value.items():
-            flatten(inner, f"{prefix}.{key}" if prefix else key, out)
-    elif isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-        for index, item in enumerate(value):
-            flatten(item, f"{prefix}.{index}", out)
-    else:
-        out[prefix] = value
+    """Nested or list-of-object attributes as flat dotted keys (``a.0.b``) in `out`.
+
+    Depth-first in recorded order, with a stack rather than recursion: attributes may nest
+    as deep as the JSON reader allows (1024 levels), beyond Python's recursion limit.
+    """
+    pending = [(prefix, value)]
+    while pending:
+        prefix, value = pending.pop()
+        if _is_leaf(prefix):
+            out[prefix] = value
+        elif isinstance(value, dict):
+            inner = [(f"{prefix}.{key}" if prefix else key, item) for key, item in value.items()]
+            pending.extend(reversed(inner))
+        elif isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            pending.extend(reversed([(f"{prefix}.{i}", item) for i, item in enumerate(value)]))
+        else:
+            out[prefix] = value
 
 
 def _is_leaf(prefix: str) -> bool:
@@ -263,8 +271,9 @@ def indexed(flat: Record, prefix: str) -> list[Record]:
     for key, value in flat.items():
         if key.startswith(head):
             index, _, rest = key[len(head):].partition(".")
-            if index.isdigit() and rest:
-                items.setdefault(int(index), {})[rest] = value
+            position = digits(index)
+            if position is not None and rest:
+                items.setdefault(position, {})[rest] = value
     return [items[index] for index in sorted(items)]
 
 
@@ -322,7 +331,8 @@ def _fill(
     elif kind == "TOOL":
         span.role = TOOL
         span.tool_name = attrs.get("tool.name", span_name)
-        span.call_id = attrs.get("tool.id", attrs.get("tool_call.id"))
+        id_key = "tool.id" if "tool.id" in attrs else "tool_call.id"
+        span.call_id = optional_string(attrs.get(id_key), id_key)
         span.args = attrs.get("input.value")
         span.result = attrs.get("output.value")
         for key in ("tool.description", "tool.parameters"):
@@ -423,7 +433,9 @@ def _definition(entry: Record, where: str) -> Record:
         schema = None  # not JSON (e.g. a Python repr): the explicit name still names the tool
     schema = schema if isinstance(schema, dict) else {}
     function = schema.get("function") if isinstance(schema.get("function"), dict) else schema
-    name = entry.get("tool.name", function.get("name"))
+    name_key = "tool.name" if "tool.name" in entry else "tool.json_schema name"
+    # the episode's definitions are a union by name, so a name must be a string
+    name = optional_string(entry.get("tool.name", function.get("name")), f"{where}.{name_key}")
     if name is None:
         raise RecordError(f"{where}: no tool.name and no name in tool.json_schema")
     return tool_definition(

@@ -13,14 +13,13 @@ import string
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import orjson
-
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
 from tracelab.formats.common import (
     Record,
     RecordError,
     content_text,
     first_record,
+    json_text,
     optional_string,
     require_list,
     require_object,
@@ -31,6 +30,7 @@ from tracelab.formats.spans import (
     TOOL,
     Span,
     SpanLineError,
+    digits,
     nanos,
     parts_text,
     read_content,
@@ -232,9 +232,11 @@ def _typed(value: Any, kind: type, where: str) -> Any:
 
 
 def _integer(value: Any, where: str) -> int:
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, str):
+        number = digits(value.removeprefix("-"))
+        if number is not None:
+            return -number if value.startswith("-") else number
+    elif isinstance(value, int) and not isinstance(value, bool):
         return value
     raise RecordError(f"{where}: intValue {value!r} is not an integer")
 
@@ -294,11 +296,11 @@ def _fill(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
         span.meta["service.name"] = resource["service.name"]
     if "gen_ai.tool.definitions" in attrs:
         span.tools = definitions(attrs["gen_ai.tool.definitions"], "gen_ai.tool.definitions")
-    operation = attrs.get("gen_ai.operation.name")
+    operation = optional_string(attrs.get("gen_ai.operation.name"), "gen_ai.operation.name")
     if operation == "execute_tool":
         span.role = TOOL
         span.tool_name = attrs.get("gen_ai.tool.name")
-        span.call_id = attrs.get("gen_ai.tool.call.id")
+        span.call_id = optional_string(attrs.get("gen_ai.tool.call.id"), "gen_ai.tool.call.id")
         span.args = attrs.get("gen_ai.tool.call.arguments")
         span.result = attrs.get("gen_ai.tool.call.result")
     elif operation in INFERENCE_OPERATIONS:
@@ -308,7 +310,7 @@ def _fill(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
+    return value if isinstance(value, str) else json_text(value)
 
 
 def _messages(span: Span, raw: Record, attrs: Record) -> None:
@@ -385,10 +387,13 @@ def definitions(value: Any, where: str) -> list[Record]:
     native = []
     for index, tool in enumerate(tools):
         tool = require_object(tool, f"{where}[{index}]")
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        nested = isinstance(tool.get("function"), dict)
+        function = tool["function"] if nested else tool
+        # the episode's definitions are a union by name, so a name must be a string
+        name_key = f"{where}[{index}]{'.function' if nested else ''}.name"
         native.append(
             tool_definition(
-                function.get("name"),
+                optional_string(function.get("name"), name_key),
                 function.get("description"),
                 function.get("parameters"),
                 function,

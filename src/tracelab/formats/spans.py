@@ -45,6 +45,8 @@ from tracelab.formats.common import (
     build_episode,
     content_text,
     message_step,
+    optional_string,
+    raw_json,
     records,
     require_list,
     require_object,
@@ -370,7 +372,8 @@ class _Walk:
     def __init__(self, spans: list[Span], match_by_name: bool) -> None:
         self.spans = spans
         self.call_ids, self.recorded_parts = _recorded_calls(spans, match_by_name)
-        self.recorded_ids = {cid for cid in self.call_ids.values() if cid}
+        # a call id taken from a matched part may be any JSON value; `_recorded` quarantines it
+        self.recorded_ids = {cid for cid in self.call_ids.values() if isinstance(cid, str) and cid}
         self.previous: tuple[int, int] | None = None
         self.system: str | None = None
 
@@ -427,10 +430,10 @@ class _Walk:
         self.previous = (len(span.inputs), len(span.outputs))
         return steps + outputs
 
-    def _recorded(self, part: Record) -> bool:
-        return id(part) in self.recorded_parts or (
-            bool(part.get("id")) and part.get("id") in self.recorded_ids
-        )
+    def _recorded(self, part: Record, where: str) -> bool:
+        """True when a tool span records this call (or response) part; its id must be a string."""
+        part_id = optional_string(part.get("id"), f"{where}.id")
+        return id(part) in self.recorded_parts or (bool(part_id) and part_id in self.recorded_ids)
 
     def _message(self, message: Any, where: str) -> list[Step]:
         message = require_object(message, where)
@@ -444,15 +447,15 @@ class _Walk:
         pieces: list[Any] = []
         calls: list[Step] = []
         results: list[Step] = []
-        for part in require_list(message.get("parts", []), f"{where}.parts"):
+        for index, part in enumerate(require_list(message.get("parts", []), f"{where}.parts")):
             ptype = part.get("type") if isinstance(part, dict) else None
             if ptype == "tool_call":
-                if not self._recorded(part):
+                if not self._recorded(part, f"{where}.parts[{index}]"):
                     calls.append(
                         tool_call_step(part.get("name"), part.get("id"), part.get("arguments"))
                     )
             elif ptype == "tool_call_response":
-                if not self._recorded(part):
+                if not self._recorded(part, f"{where}.parts[{index}]"):
                     results.append(_response(part))
             else:
                 pieces.append(_text_piece(part))
@@ -525,7 +528,7 @@ def read_content(span: Span, raw: Any, fill: Callable[[], None]) -> None:
         fill()
     except RecordError as exc:
         span.problem = f"span {span.span_id} (line {span.line}): {exc}"
-        span.raw = orjson.dumps(raw)
+        span.raw = raw_json(raw)
 
 
 # -- values --------------------------------------------------------------------------------
@@ -533,11 +536,24 @@ def read_content(span: Span, raw: Any, fill: Callable[[], None]) -> None:
 
 def nanos(value: Any, where: str) -> int:
     """Nanoseconds since the epoch from an integer or a string of digits (OTLP's encoding)."""
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_NANOS:
+    number = digits(value) if isinstance(value, str) else value
+    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < MAX_NANOS:
         raise RecordError(f"{where} is {value!r}, not nanoseconds since the Unix epoch")
-    return value
+    return number
+
+
+def digits(text: str) -> int | None:
+    """The integer a string of decimal digits spells, else None.
+
+    Not every character `str.isdigit` accepts is one `int` reads (``"²"``), and `int`
+    reads at most 4300 digits: those strings are None too, never a `ValueError`.
+    """
+    if not text.isdigit():
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def iso(ns: int) -> str:
