@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tracelab.cli.options import store_option
+from tracelab.cli.options import echo_document, store_option
 
 
 @click.command()
@@ -62,7 +62,7 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
         if comparison:
             text += comparison.render_text()
     if output is None:
-        click.echo(text, nl=False)
+        echo_document(text)
     else:
         Path(output).write_bytes(text if isinstance(text, bytes) else text.encode())
     if not run.passed or (comparison and comparison.regressed):
