@@ -35,7 +35,7 @@ import orjson
 
 from tracelab.errors import DataError, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
-from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, dump_json, parse_json
 from tracelab.pairing import pair_steps
 from tracelab.sqlfiles import load_sql, run_script
 
@@ -176,7 +176,7 @@ def prepare(record: dict[str, Any]) -> Prepared:
     documents keep recorded key order; unlisted keys move under ``meta.extra`` and
     JSON-string args are parsed strictly. The input is never mutated.
     """
-    canonical = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+    canonical = dump_json(record, sort_keys=True)
     doc = record
     if not record.keys() <= EPISODE_KEYS:
         doc = _with_extra(record, EPISODE_KEYS)
@@ -188,10 +188,10 @@ def prepare(record: dict[str, Any]) -> Prepared:
     tools = doc.get("tools")
     head = {k: v for k, v in doc.items() if k != "steps" and k != "tools"}
     return Prepared(
-        head=orjson.dumps(head),
-        steps=None if steps is None else orjson.dumps(steps),
+        head=dump_json(head),
+        steps=None if steps is None else dump_json(steps),
         n_steps=len(steps) if isinstance(steps, list) else None,
-        tools=None if tools is None else orjson.dumps(tools),
+        tools=None if tools is None else dump_json(tools),
         canonical=canonical,
     )
 

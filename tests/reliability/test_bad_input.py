@@ -7,6 +7,7 @@ keys (tests/ingest/test_quarantine.py), a truncated gzip (tests/ingest/test_inge
 from __future__ import annotations
 
 import gzip
+import hashlib
 import itertools
 import json
 from pathlib import Path
@@ -181,6 +182,27 @@ def test_huge_numbers(tmp_path):
     with open_store(tmp_path / "store.duckdb") as store:
         assert store.sql("SELECT episode_id, reward FROM episodes ORDER BY source_line").rows() == [
             ("max", 1e308), ("tiny", -0.0), ("int", 1.2345678901234568e29)]
+        # JSON keeps integers beyond 64 bits in plain decimal (trace-format §5), and so does the hash
+        assert store.sql("SELECT data::VARCHAR FROM steps WHERE episode_id = 'int'").rows() == [
+            ('{"n":-99999999999999999999999}',)]
+        assert store.sql("SELECT args::VARCHAR, args_text FROM tool_calls").rows() == [
+            ('{"n":-99999999999999999999999}', '{"n":-99999999999999999999999}')]
+        canonical = (b'{"episode_id":"int","reward":123456789012345678901234567890,"steps":['
+                     b'{"args":{"n":-99999999999999999999999},"kind":"tool_call","name":"t"}]}')
+        assert store.sql("SELECT content_hash FROM episodes WHERE episode_id = 'int'").rows() == [
+            (hashlib.sha256(canonical).hexdigest(),)]
+
+
+def test_integers_beyond_64_bits_in_json_string_args_keep_every_digit(tmp_path):
+    line = (b'{"episode_id": "s", "steps": [{"kind": "tool_call", "name": "t", "call_id": "c", '
+            b'"args": "{\\"n\\": 18446744073709551616}"}]}')
+
+    report, quarantined, _ = _ingest(tmp_path, "args.jsonl", line)
+
+    assert (report.added, quarantined) == (1, [])
+    with open_store(tmp_path / "store.duckdb") as store:
+        assert store.sql("SELECT args::VARCHAR, args_text FROM tool_calls").rows() == [
+            ('{"n":18446744073709551616}', '{"n": 18446744073709551616}')]
 
 
 @pytest.mark.parametrize("suffix", [".jsonl.gz", ".jsonl.zst"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,14 +37,23 @@ class BadJSON(ValueError):
     """A line that is not strict JSON; the message is the quarantine reason."""
 
 
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_TWENTY_DIGITS = b"0" * 20
+"""The shortest digit run that can hold an integer beyond 64 bits (2**64 has 20 digits)."""
+
+
 def parse_json(data: bytes | str) -> Any:
     """Parse strict JSON (RFC 8259): no NaN, no trailing commas; a repeated key keeps the last value.
+
+    Integers keep every digit (trace-format §5: plain decimal). orjson, which checks the text,
+    reads an integer beyond 64 bits as a double; a text with a run of 20 digits is read again
+    by `json`, whose integers are exact (a run inside a string costs only that second read).
 
     Raises:
         BadJSON: with a one-line reason fit for the quarantine table.
     """
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if isinstance(data, bytes):
             try:
@@ -51,6 +61,24 @@ def parse_json(data: bytes | str) -> Any:
             except UnicodeDecodeError as uexc:
                 raise BadJSON(f"not valid UTF-8 (byte {uexc.start})") from None
         raise BadJSON(f"invalid JSON: {exc}") from None
+    text = data.encode() if isinstance(data, str) else data
+    if _TWENTY_DIGITS in text.translate(_DIGITS_AS_ZERO):
+        value = json.loads(text)
+    return value
+
+
+def dump_json(value: Any, *, sort_keys: bool = False) -> bytes:
+    """Compact JSON as UTF-8 (trace-format §5), integers beyond 64 bits in plain decimal.
+
+    Raises:
+        TypeError: a value JSON cannot hold, or nested deeper than orjson writes (255 levels).
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
+    except orjson.JSONEncodeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys).encode()
 
 
 class Source:

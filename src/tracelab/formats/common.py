@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import BadJSON, Quarantined, Source, dump_json, parse_json
 
 EPISODE_ID_KEYS = ("episode_id", "id")
 """Top-level keys giving `episode_id`, in order (then `metadata.episode_id`)."""
@@ -102,7 +102,7 @@ def raw_json(value: Any) -> bytes | None:
     """A parsed value's compact JSON, for a quarantine row's `raw`; None when orjson cannot write
     it (nested deeper than orjson's 255 levels, which orjson still reads)."""
     try:
-        return orjson.dumps(value)
+        return dump_json(value)
     except TypeError:
         return None
 
