@@ -31,7 +31,6 @@ from types import ModuleType
 from typing import Any
 
 import duckdb
-import orjson
 
 from tracelab.errors import DataError, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
@@ -439,7 +438,7 @@ def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Itera
         line, record = item
         try:
             prepared = prepare(record)
-        except (TypeError, orjson.JSONEncodeError) as exc:
+        except TypeError as exc:  # orjson.JSONEncodeError included
             batch.quarantine.append((line, f"cannot be serialised: {exc}", None))
             continue
         size = prepared.size

@@ -95,10 +95,10 @@ def render_json(run: CheckRun, suite_path: str | os.PathLike[str], *, all_result
     document = envelope(run, suite_path, all_results=all_results)
     if baseline is not None:
         document["baseline"] = baseline
-    return dump_json(document)
+    return indented_json(document)
 
 
-def dump_json(document: object) -> bytes:
+def indented_json(document: object) -> bytes:
     """Indented JSON as UTF-8, non-ASCII as is (orjson: about 10x faster than json on 750k
     result rows; kept as bytes, since decoding 170 MB only to encode it again costs a second)."""
     import orjson

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tracelab.cli.options import echo_document, store_option
-from tracelab.report import dump_json
+from tracelab.report import indented_json
 
 
 def _suite_file(suite: str) -> None:
@@ -39,7 +39,7 @@ def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     with open_store(store_path, read_only=True, create=False) as store:
         result = measure(store, suite, cases=list(cases) or None, categories=list(categories) or None)
     if fmt == "json":
-        echo_document(dump_json(result.to_json_dict(suite)))
+        echo_document(indented_json(result.to_json_dict(suite)))
     else:
         click.echo(result.render_text(), nl=False)
 
@@ -65,7 +65,7 @@ def lint(suite: str, fmt: str, store_path: str | None) -> None:
     store = _lint_store(store_path)
     findings = sweep(suite, store)
     if fmt == "json":
-        echo_document(dump_json(lint_json_dict(findings, suite, store)))
+        echo_document(indented_json(lint_json_dict(findings, suite, store)))
     else:
         click.echo(render_lint_text(findings, suite, store), nl=False)
     sys.exit(lint_exit_code(findings))

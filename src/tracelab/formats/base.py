@@ -78,7 +78,14 @@ def dump_json(value: Any, *, sort_keys: bool = False) -> bytes:
     except orjson.JSONEncodeError as exc:
         if "64-bit" not in str(exc):
             raise
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys).encode()
+    return plain_json(value, sort_keys=sort_keys).encode()
+
+
+def plain_json(value: Any, *, sort_keys: bool = False) -> str:
+    """Compact JSON text written by the standard library: slower than orjson, but without its
+    limits (integers beyond 64 bits, 255 levels). Deeper than Python's recursion limit, it
+    raises RecursionError."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
 
 
 class Source:

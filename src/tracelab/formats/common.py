@@ -17,13 +17,10 @@ message is the one-line quarantine reason.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import orjson
-
-from tracelab.formats.base import BadJSON, Quarantined, Source, dump_json, parse_json
+from tracelab.formats.base import BadJSON, Quarantined, Source, dump_json, parse_json, plain_json
 
 EPISODE_ID_KEYS = ("episode_id", "id")
 """Top-level keys giving `episode_id`, in order (then `metadata.episode_id`)."""
@@ -374,11 +371,11 @@ def json_text(value: Any, sort_keys: bool = False) -> str:
         RecordError: the value nests deeper than Python's recursion limit (about 1000 levels).
     """
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None).decode()
-    except TypeError:  # orjson refuses integers beyond 64 bits and values over 255 levels deep
+        return dump_json(value, sort_keys=sort_keys).decode()
+    except TypeError:  # orjson writes no more than 255 levels
         pass
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+        return plain_json(value, sort_keys=sort_keys)
     except RecursionError:
         raise RecordError("a value nests too deeply to write as JSON text") from None
 
