@@ -29,3 +29,14 @@ class StoreError(TracelabError):
 
 class DataError(StoreError):
     """Input data that cannot be read at all: a missing path, a truncated archive (exit 3)."""
+
+
+class Interrupted(TracelabError):
+    """Ctrl-C or SIGTERM ended the command (exit 130, trace-format §6).
+
+    The message says what was completed and what was not; the store holds exactly the
+    completed work. Library code that can be interrupted mid-way (ingest, check, export)
+    turns `KeyboardInterrupt` into this error with its own summary.
+    """
+
+    exit_code = 130
