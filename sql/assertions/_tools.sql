@@ -17,6 +17,15 @@ SELECT n.name, first(t.effect ORDER BY t.is_glob, t.pos) AS override
 FROM names n LEFT JOIN p_tools t ON regexp_full_match(n.name, t.regex)
 GROUP BY n.name;
 
+-- chk_branch_names: the tool names each matcher branch can match (suite.md §8): its exact name,
+-- or every stored name its glob matches (once per distinct name, as above).
+CREATE OR REPLACE TEMP TABLE chk_branch_names AS
+SELECT branch_id, tool AS name FROM p_matcher_branches WHERE tool IS NOT NULL
+UNION ALL
+SELECT b.branch_id, n.name
+FROM p_matcher_branches b JOIN chk_names n ON regexp_full_match(n.name, b.tool_re)
+WHERE b.tool_re IS NOT NULL;
+
 CREATE OR REPLACE TEMP TABLE chk_calls AS
 SELECT c.episode_id, c.call_index, c.tool_name, c.args, c.args_text, c.status,
        coalesce(o.override, c.effect) AS effect
@@ -38,7 +47,7 @@ WITH asked AS (
     SELECT tool AS name FROM p_tools_called
     UNION SELECT tool FROM p_writes
     UNION SELECT tool FROM p_must_not_write
-    UNION SELECT tool FROM p_matchers
+    UNION SELECT name FROM chk_branch_names
 ),
 called AS (
     SELECT episode_id, tool_name AS name, count(*) AS n_calls,

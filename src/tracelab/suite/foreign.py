@@ -26,13 +26,13 @@ from tracelab.suite._parse import (
     check_pattern,
     expect_result_ids,
     merge_expect,
-    read_assertions,
     read_expect_values,
     read_rule,
     read_schema,
     resolve_file,
 )
 from tracelab.suite._source import Document, line_of, raw_of
+from tracelab.suite.families import read_assertions
 from tracelab.suite.model import (
     ArgsValid,
     Assertion,

@@ -21,11 +21,11 @@ from tracelab.suite._parse import (
     check_cases,
     expect_result_ids,
     merge_expect,
-    read_assertions,
     read_expect_values,
     read_select,
 )
 from tracelab.suite._source import Document, read_document
+from tracelab.suite.families import read_assertions
 from tracelab.suite.model import Case, Effect, Suite
 from tracelab.suite.where import SqlChecker
 

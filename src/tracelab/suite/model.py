@@ -14,21 +14,40 @@ Status = Literal["ok", "error", "denied", "missing"]
 Effect = Literal["read", "write"]
 SuiteKind = Literal["tracelab", "harness", "assay"]
 
+FROM_DEFINITIONS = "from_definitions"
+"""`args_valid.schema` that validates each call against its run's recorded `parameters`."""
+
 
 @dataclass(frozen=True)
 class ToolMatcher:
-    """A tool name, optionally narrowed by argument regexes and call statuses (suite.md §3)."""
+    """Which calls a tool field matches (suite.md §3, §8).
 
-    tool: str
+    A tool name (`tool`) or a name glob (`tool_glob`), optionally narrowed by
+    argument patterns and call statuses; or `any_of`, a list of such matchers
+    of which any may match (then every other field is empty).
+    """
+
+    tool: str | None = None
+    """An exact tool name; None for a glob or an any_of matcher."""
     args_match: tuple[tuple[str, str], ...] = ()
-    """(ARG, RE2 pattern) pairs; every one must match."""
+    """(ARG, RE2 pattern) pairs; every one must match. An ARG given a list of patterns
+    appears once per pattern."""
     status: tuple[Status, ...] | None = None
     """Statuses that match; None = any status."""
+    tool_glob: str | None = None
+    """A case-sensitive glob over tool names, in place of `tool`."""
+    any_of: tuple[ToolMatcher, ...] = ()
+    """The branches of an any_of matcher (none of them an any_of)."""
 
     @property
     def plain(self) -> bool:
-        """True when the matcher is just a name (no args_match, no status)."""
-        return not self.args_match and self.status is None
+        """True when the matcher is just a name (no args_match, no status, no glob, no any_of)."""
+        return (self.tool is not None and not self.args_match and self.status is None)
+
+    @property
+    def branches(self) -> tuple[ToolMatcher, ...]:
+        """The matchers of an any_of, or this matcher alone."""
+        return self.any_of or (self,)
 
 
 @dataclass(frozen=True)
@@ -108,6 +127,17 @@ class ArgsValid(Assertion):
     tool: str
     schema: Any
     """A JSON Schema (dict or bool) after `$file` resolution, or the string 'from_definitions'."""
+
+
+@dataclass(frozen=True)
+class SchemaCheck:
+    """A compiled args_valid unit: what Python needs to validate the calls SQL hands it."""
+
+    case_id: str
+    assertion_id: str
+    tool: str
+    schema: Any
+    """A JSON Schema (dict or bool), or FROM_DEFINITIONS."""
 
 
 @dataclass(frozen=True)
