@@ -1,4 +1,4 @@
--- Every call each tool matcher matches (suite.md §3, §8): chk_hits(matcher_id, episode_id,
+-- Every call each tool matcher matches (docs/suites.md §3, §8): chk_hits(matcher_id, episode_id,
 -- call_index). A matcher belongs to a case and looks only at that case's runs; it matches a call
 -- that any of its branches (any_of) matches. Name: exact or a glob (chk_branch_names), never a
 -- nameless call. status: the listed statuses. args_match: ARG is a top-level key (used even when null),

@@ -3,7 +3,7 @@
 -- (0..max). With by_availability (must_not_call, max_calls), a pass is `no` when the tool is
 -- known unavailable and `unknown` when its availability is unknown (by name, ignoring
 -- args_match and status); otherwise always `yes`. A matcher's names are those of its branches
--- (suite.md §8): it is available when one of them is (called, or declared), unavailable when
+-- (docs/suites.md §8): it is available when one of them is (called, or declared), unavailable when
 -- tools are declared and none of them is.
 WITH counts AS (
     SELECT matcher_id, episode_id, count(*) AS n FROM chk_hits GROUP BY ALL

@@ -1,7 +1,7 @@
 """Files -> adapters -> tables: quarantine, idempotency, atomicity per file.
 
 Adapters turn each file into native episode dicts (formats/base.py). Python
-does per record only what SQL cannot (duckdb-notes §1, §4): strict parsing
+does per record only what SQL cannot (docs/duckdb-notes.md §1, §4): strict parsing
 happened in the adapter; here each record gets its canonical hash, its
 unlisted keys moved under ``meta.extra`` and its JSON-string args parsed
 strictly. Everything else — validation, typing, pairing, effects,
@@ -169,7 +169,7 @@ class Prepared:
 
 
 def prepare(record: dict[str, Any]) -> Prepared:
-    """The record split into the three documents SQL reads, plus its canonical JSON (trace-format §5).
+    """The record split into the three documents SQL reads, plus its canonical JSON (docs/trace-format.md §5).
 
     Steps and tools travel apart from the rest, so that SQL parses each part once. The
     documents keep recorded key order; unlisted keys move under ``meta.extra`` and

@@ -1,4 +1,4 @@
-"""Rendering a check: the text report, JUnit XML and JSON (cli-and-results.md).
+"""Rendering a check: the text report, JUnit XML and JSON (docs/cli.md).
 
 Reports name a leaked string and the run, never the text around it: they print only
 the reasons the engine wrote, which carry the needle and nothing of the transcript.

@@ -154,7 +154,7 @@ def unknown_name(what: str, name: str, known: Mapping[str, Any] | tuple[str, ...
 def read_matcher(value: Any, ctx: Ctx, line: int | None, raw: str | None, env: Env,
                  nested: bool = False) -> ToolMatcher:
     """A tool matcher: a name; {tool or tool_glob, args_match: {ARG: RE2 or [RE2, ...]},
-    status: [...]}; or {any_of: [matcher, ...]} (suite.md §3, §8). `nested`: inside an any_of."""
+    status: [...]}; or {any_of: [matcher, ...]} (docs/suites.md §3, §8). `nested`: inside an any_of."""
     if not isinstance(value, Mapping):
         return ToolMatcher(tool=check_str(value, ctx, line, raw))
     if "any_of" in value:
@@ -314,7 +314,7 @@ def matcher_at(f: Fields, key: str, env: Env) -> ToolMatcher:
 
 
 def read_rule(entry: Any, ctx: Ctx, line: int | None, env: Env) -> Rule:
-    """One rule of `sequence_valid` (suite.md §4)."""
+    """One rule of `sequence_valid` (docs/suites.md §4)."""
     if not isinstance(entry, Mapping) or "type" not in entry:
         raise ctx.error("a rule must be a mapping with a `type` naming the rule", line)
     kind = check_str(entry["type"], ctx.at("type"), line_of(entry, "type"), raw_of(entry, "type"))

@@ -35,12 +35,12 @@ _SHARED: dict[str, Columns] = {
     # one row per tool matcher; `tool` only for a single exact name (the "not offered" reason)
     "p_matchers": {"matcher_id": "int", "case_id": "str", "tool": "str", "label": "str",
                    "unavailable": "str"},
-    # one row per branch of a matcher (suite.md §8: any_of) with an exact name or a glob's RE2
+    # one row per branch of a matcher (docs/suites.md §8: any_of) with an exact name or a glob's RE2
     "p_matcher_branches": {"branch_id": "int", "matcher_id": "int", "tool": "str",
                            "tool_re": "str", "statuses": "list"},
     "p_matcher_args": {"branch_id": "int", "key_ptr": "str", "path_ptr": "str",
                        "parent_ptrs": "list", "pattern": "str"},
-    # the `expect` vocabulary (suite.md §2)
+    # the `expect` vocabulary (docs/suites.md §2)
     "p_termination": {"unit_id": "int", "case_id": "str", "allowed": "list"},
     "p_tools_called": {"unit_id": "int", "case_id": "str", "tool": "str"},
     "p_must_mention": {"unit_id": "int", "case_id": "str", "needle": "str"},
@@ -245,12 +245,15 @@ def unavailable_reason(matcher: ToolMatcher) -> str | None:
     """The reason of a pass by unavailability; None: SQL writes it from the one exact name."""
     if matcher.tool is not None:
         return None
-    if matcher.tool_glob is not None:
-        return f"no tool matching {json.dumps(matcher.tool_glob, ensure_ascii=False)} was offered"
-    names = [json.dumps(b.tool, ensure_ascii=False) if b.tool is not None
-             else f"tools matching {json.dumps(b.tool_glob, ensure_ascii=False)}"
-             for b in matcher.branches]
-    return f"none of {', '.join(names)} was offered"
+    names = list(dict.fromkeys(
+        json.dumps(b.tool, ensure_ascii=False) if b.tool is not None
+        else f"tools matching {json.dumps(b.tool_glob, ensure_ascii=False)}"
+        for b in matcher.branches))
+    if len(names) > 1:
+        return f"none of {', '.join(names)} was offered"
+    if names[0].startswith("tools matching "):
+        return f"no tool matching {names[0].removeprefix('tools matching ')} was offered"
+    return f"{names[0]} was not offered"
 
 
 __all__ = ["FROM_DEFINITIONS", "SCHEMAS", "Builder", "Plan", "SchemaCheck", "compile_suite",

@@ -1,7 +1,7 @@
 """Evaluate a suite over the stored runs: compiled parameter tables, one query per family.
 
 The number of queries depends on the suite's assertion families only, never on
-the number of runs or cases (STYLE.md habit 3): the selected runs, calls and
+the number of runs or cases: the selected runs, calls and
 matches are built once as temp tables, then each family's query in
 `sql/assertions/` inserts its verdict rows for every case and run at once.
 """

@@ -1,10 +1,10 @@
-"""The registry of assertion families: each `type` of suite.md §3 declared once.
+"""The registry of assertion families: each `type` of docs/suites.md §3 declared once.
 
 A `Family` names everything a `type` needs: its model class, the keys it takes
 and how they are read (the loader), the parameter table rows it compiles to and
 the table's columns (the compiler), what the static sweep refuses (lint), the
 query in `sql/assertions/` that turns the table into verdict rows (the
-evaluator), and its `exercised` rule of suite.md §5 in words (the docs test
+evaluator), and its `exercised` rule of docs/suites.md §5 in words (the docs test
 holds docs/suites.md to it). The loader, `compile`, `lint` and `evaluate` read
 `FAMILIES`; none of them lists the types again.
 
@@ -93,7 +93,7 @@ class Query:
 
 @dataclass(frozen=True)
 class Family(Generic[A]):
-    """One assertion `type` of suite.md §3, declared once for every layer that handles it."""
+    """One assertion `type` of docs/suites.md §3, declared once for every layer that handles it."""
 
     type: str
     model: type[A]
@@ -106,11 +106,11 @@ class Family(Generic[A]):
     queries: tuple[Query, ...]
     """The verdict queries its rows feed (several families may share one)."""
     exercised: str
-    """When a passing result is `exercised = no` or `unknown` (suite.md §5), in words."""
+    """When a passing result is `exercised = no` or `unknown` (docs/suites.md §5), in words."""
     tables: Mapping[str, Columns] = field(default_factory=dict)
     """The parameter tables it owns, with their columns."""
     lint: Callable[[A, Mapping[str, int]], Iterator[Problem]] = lambda a, called: iter(())
-    """(assertion, tools_called index by name) -> what the static sweep refuses (suite.md §6)."""
+    """(assertion, tools_called index by name) -> what the static sweep refuses (docs/suites.md §6)."""
     matchers: Callable[[A], Iterator[tuple[str, ToolMatcher]]] = lambda a: iter(())
     """(where, matcher) for each tool matcher it holds; lint checks them all alike."""
 
@@ -494,7 +494,7 @@ def _retrieval_family(kind: str, keys: tuple[str, ...], exercised: str) -> Famil
 
 # --- the registry --------------------------------------------------------------------------
 
-_UNAVAILABLE = ("`no` when the tool is known unavailable (trace-format §4; by name, ignoring "
+_UNAVAILABLE = ("`no` when the tool is known unavailable (docs/trace-format.md §4; by name, ignoring "
                 "`args_match` and `status`), `unknown` when its availability is unknown")
 _NEVER = "never: `yes`"
 
@@ -552,7 +552,7 @@ FAMILIES: dict[str, Family[Any]] = {family.type: family for family in (
            (Query("sequence_valid", "p_order_rules"), _CALL_COUNT_QUERY, _SEQUENCE_QUERY,
             _BLOCKLIST_QUERY),
            "`no` when every rule is `no`; `unknown` when no rule is `yes` and some rule is "
-           "`unknown` (each rule by suite.md §5)",
+           "`unknown` (each rule by docs/suites.md §5)",
            tables={**ORDER_RULES, **CALL_COUNTS, **SEQUENCES, **BLOCKLIST},
            lint=_lint_sequence_valid, matchers=_rule_matchers),
     _retrieval_family("retrieval_reports_omissions", (), f"`no` when {_NO_RETRIEVAL}"),
@@ -562,7 +562,7 @@ FAMILIES: dict[str, Family[Any]] = {family.type: family for family in (
     _retrieval_family("retrieval_within_budget", (),
                       f"`no` when {_NO_RETRIEVAL} with `budget_bytes`"),
 )}
-"""Every assertion type of suite.md §3, in the order of its table."""
+"""Every assertion type of docs/suites.md §3, in the order of its table."""
 
 ASSERTION_KEYS: dict[str, tuple[str, ...]] = {kind: f.keys for kind, f in FAMILIES.items()}
 """The keys each assertion type takes besides `type` and `id`."""
@@ -570,7 +570,7 @@ ASSERTION_KEYS: dict[str, tuple[str, ...]] = {kind: f.keys for kind, f in FAMILI
 EXPECT_QUERIES: tuple[Query, ...] = tuple(Query(name, f"p_{name}") for name in (
     "termination", "tools_called", "must_mention", "must_not_leak", "confirmations_raised",
     "writes", "must_not_write", "max_steps", "undeclared_writes"))
-"""The verdict queries of the `expect` vocabulary (suite.md §2), one per key."""
+"""The verdict queries of the `expect` vocabulary (docs/suites.md §2), one per key."""
 
 
 def queries() -> tuple[Query, ...]:
@@ -606,7 +606,7 @@ def read_assertions(f: Fields, env: Env, taken: set[str]) -> tuple[Assertion, ..
 
 def read_assertion(entry: Any, index: int, ctx: Ctx, line: int | None, env: Env,
                    taken: set[str]) -> Assertion | None:
-    """One typed assertion (suite.md §3), or None for a fixture checked at load."""
+    """One typed assertion (docs/suites.md §3), or None for a fixture checked at load."""
     if not isinstance(entry, Mapping):
         raise ctx.error(f"an assertion must be a mapping with a `type`, got {describe(entry)}",
                         line)

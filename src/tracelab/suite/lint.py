@@ -1,4 +1,4 @@
-"""The static sweep (suite.md §6): assertions that cannot fail, or cannot pass, on any trace.
+"""The static sweep (docs/suites.md §6): assertions that cannot fail, or cannot pass, on any trace.
 
 `lint_suite` reads only the loaded `Suite`; it never needs a store. `check`
 refuses a suite with findings unless `--allow-ineffective` (the CLI's job).
@@ -99,7 +99,7 @@ def _assertion_findings(a: Assertion, called: dict[str, int]
 
 
 def _matcher_findings(where: str, matcher: ToolMatcher) -> Iterator[tuple[FindingKind, str]]:
-    """An empty name or glob cannot match a call (suite.md §8: in every branch of an any_of)."""
+    """An empty name or glob cannot match a call (docs/suites.md §8: in every branch of an any_of)."""
     if all(b.tool == "" or b.tool_glob == "" for b in matcher.branches):
         if matcher.any_of:
             yield "ineffective", f"every branch of any_of has an empty tool name ({where})"

@@ -1,4 +1,4 @@
-"""Loading a suite file into the typed model (suite.md §1, §2, §3, §4, §7).
+"""Loading a suite file into the typed model (docs/suites.md §1, §2, §3, §4, §7).
 
 `load_suite` reads the file, tells the three suite kinds apart by shape
 (tracelab, the agent-runtime harness's JSON, Assay's eval.yaml), validates

@@ -1,6 +1,6 @@
 """The typed suite model: what `load` produces and `compile` consumes.
 
-Every class mirrors a construct of suite.md; field names follow the YAML keys.
+Every class mirrors a construct of docs/suites.md; field names follow the YAML keys.
 Instances are immutable and carry no YAML/dict leftovers: loading validates
 everything (§1, §7) before one of these is built.
 """
@@ -20,7 +20,7 @@ FROM_DEFINITIONS = "from_definitions"
 
 @dataclass(frozen=True)
 class ToolMatcher:
-    """Which calls a tool field matches (suite.md §3, §8).
+    """Which calls a tool field matches (docs/suites.md §3, §8).
 
     A tool name (`tool`) or a name glob (`tool_glob`), optionally narrowed by
     argument patterns and call statuses; or `any_of`, a list of such matchers
@@ -52,7 +52,7 @@ class ToolMatcher:
 
 @dataclass(frozen=True)
 class Select:
-    """Which stored runs a case covers (suite.md §1, §7). Absent keys do not filter."""
+    """Which stored runs a case covers (docs/suites.md §1, §7). Absent keys do not filter."""
 
     case_id: str | None = None
     agent: str | None = None
@@ -65,7 +65,7 @@ class Select:
 
 @dataclass(frozen=True)
 class Expect:
-    """The run-level vocabulary of suite.md §2, after `defaults` are merged."""
+    """The run-level vocabulary of docs/suites.md §2, after `defaults` are merged."""
 
     termination: tuple[str, ...] | None = None
     tools_called: tuple[str, ...] = ()
@@ -79,7 +79,7 @@ class Expect:
     max_steps: int | None = None
 
 
-# --- typed assertions (suite.md §3) -------------------------------------------------
+# --- typed assertions (docs/suites.md §3) -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ class Retrieval(Assertion):
     content_contains: str | None = None
 
 
-# --- sequence rules (suite.md §4) -----------------------------------------------------
+# --- sequence rules (docs/suites.md §4) -----------------------------------------------------
 
 
 @dataclass(frozen=True)
