@@ -444,7 +444,7 @@ RETRIEVAL: dict[str, Columns] = {
                     "needle": "str"},
     "p_retrieval_ids": {"unit_id": "int", "id_key": "str", "id_label": "str"},
 }
-_NO_RETRIEVAL = "no `retrieval` step"
+_NO_RETRIEVAL = "the run has no `retrieval` step"
 
 
 def _read_retrieval(f: Fields, ident: str, kind: str, env: Env) -> Retrieval:
@@ -495,7 +495,8 @@ def _retrieval_family(kind: str, keys: tuple[str, ...], exercised: str) -> Famil
 # --- the registry --------------------------------------------------------------------------
 
 _UNAVAILABLE = ("`no` when the tool is known unavailable (docs/trace-format.md §4; by name, ignoring "
-                "`args_match` and `status`), `unknown` when its availability is unknown")
+                "`args_match` and `status`; a glob or `any_of` by all its names, §8), `unknown` "
+                "when its availability is unknown")
 _NEVER = "never: `yes`"
 
 FAMILIES: dict[str, Family[Any]] = {family.type: family for family in (
@@ -552,7 +553,7 @@ FAMILIES: dict[str, Family[Any]] = {family.type: family for family in (
            (Query("sequence_valid", "p_order_rules"), _CALL_COUNT_QUERY, _SEQUENCE_QUERY,
             _BLOCKLIST_QUERY),
            "`no` when every rule is `no`; `unknown` when no rule is `yes` and some rule is "
-           "`unknown` (each rule by docs/suites.md §5)",
+           "`unknown` (each rule as in the table's rule rows)",
            tables={**ORDER_RULES, **CALL_COUNTS, **SEQUENCES, **BLOCKLIST},
            lint=_lint_sequence_valid, matchers=_rule_matchers),
     _retrieval_family("retrieval_reports_omissions", (), f"`no` when {_NO_RETRIEVAL}"),
