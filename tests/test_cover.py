@@ -316,7 +316,7 @@ def test_leaks_and_executed_writes_tables(store, tmp_path):
 @pytest.mark.parametrize(("status", "executed"), [("ok", True), ("denied", False), ("error", False),
                                                   (None, False)])
 def test_an_executed_write_is_a_write_that_ran(store, tmp_path, status, executed):
-    # trace-format §1, §4: only status ok means the tool ran; a denied, failed or unanswered
+    # docs/trace-format.md §1, §4: only status ok means the tool ran; a denied, failed or unanswered
     # (missing) write call is not an executed write, in the store's view and in a check alike
     checker = Checker(store, tmp_path)
     checker.ingest(ep("r", *call("delete", effect="write", status=status)))
