@@ -145,7 +145,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      [case.id for case in result.cases], since])
         import polars as pl
 
-        from tracelab.ingest import insert_arrow  # here: a check that does not save needs no ingest
+        from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
 
         insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
         con.commit()

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, get_args
 
-from tracelab.ingest import STEP_KEYS
 from tracelab.suite._fields import Ctx, Fields, check_str, describe
 from tracelab.suite._source import line_of, raw_of, read_document
 from tracelab.suite.model import (
@@ -36,7 +35,6 @@ from tracelab.suite.schemas import SchemaRefused, schema_validator
 from tracelab.suite.where import SqlChecker
 
 STATUSES: tuple[str, ...] = get_args(Status)
-STEP_KINDS = tuple(STEP_KEYS)
 
 EXPECT_LISTS = ("tools_called", "must_mention", "must_not_leak", "confirmations_raised",
                 "writes", "writes_allowed", "must_not_write")

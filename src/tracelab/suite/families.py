@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from tracelab.native_keys import STEP_KINDS
 from tracelab.suite._fields import Ctx, Fields, check_str, describe
 from tracelab.suite._parse import (
-    STEP_KINDS,
     Env,
     check_pattern,
     matcher_at,
