@@ -313,6 +313,27 @@ def test_leaks_and_executed_writes_tables(store, tmp_path):
     assert writes.select("episode_id", "call_index", "tool_name", "model").rows() == [("writer", 0, "delete", "m2")]
 
 
+@pytest.mark.parametrize(("status", "executed"), [("ok", True), ("denied", False), ("error", False),
+                                                  (None, False)])
+def test_an_executed_write_is_a_write_that_ran(store, tmp_path, status, executed):
+    # docs/trace-format.md §1, §4: only status ok means the tool ran; a denied, failed or unanswered
+    # (missing) write call is not an executed write, in the store's view and in a check alike
+    checker = Checker(store, tmp_path)
+    checker.ingest(ep("r", *call("delete", effect="write", status=status)))
+    assert store.con.sql("SELECT episode_id FROM executed_writes").fetchall() == ([("r",)] if executed else [])
+    result = checker.check("""
+        - id: c
+          expect: {writes: [delete]}
+        - id: d
+          select: {case_id: c}
+          expect: {must_not_write: [delete]}
+    """)
+    verdicts = {(r["case_id"], r["assertion_id"]): r["passed"] for r in result.verdicts.iter_rows(named=True)}
+    assert verdicts[("c", "writes[0]")] is executed
+    assert verdicts[("d", "must_not_write[0]")] is not executed
+    assert verdicts[("d", "undeclared_writes")] is not executed
+
+
 def test_sample_suite_has_a_never_exercised_assertion(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     with open_store(tmp_path / "s.duckdb") as store:

@@ -17,14 +17,14 @@ from tests.conftest import REPO
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+def blocks(language: str, text: str = README) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
 
 
-def shell_commands() -> list[str]:
+def shell_commands(text: str = README) -> list[str]:
     """Each command of the sh blocks (continuation lines joined), `make` and venv lines left out."""
     commands: list[str] = []
-    for block in blocks("sh"):
+    for block in blocks("sh", text):
         current = ""
         for line in block.splitlines():
             if not line.strip() or line.startswith(("make ", ". .venv")) or line.startswith("#"):

@@ -2,6 +2,7 @@
 DROP TABLE IF EXISTS chk_sel;
 DROP TABLE IF EXISTS chk_runs;
 DROP TABLE IF EXISTS chk_names;
+DROP TABLE IF EXISTS chk_branch_names;
 DROP TABLE IF EXISTS chk_calls;
 DROP TABLE IF EXISTS chk_defs;
 DROP TABLE IF EXISTS chk_tools;

@@ -1,5 +1,5 @@
 -- The retrieval steps of the selected runs, their candidates and returned items
--- (trace-format §2, §5). Absent `candidates`/`returned` are []; ids compare as JSON values
+-- (docs/trace-format.md §2, §5). Absent `candidates`/`returned` are []; ids compare as JSON values
 -- via chk_json_key (tracelab.suite.compile.json_key builds the same keys for suite ids);
 -- a returned id takes content and superseded_by from its first candidate, and has neither
 -- when no candidate has that id; any non-null superseded_by marks an item superseded.

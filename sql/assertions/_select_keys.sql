@@ -1,4 +1,4 @@
--- The runs of the cases with a `select` (suite.md §1, §7), added to chk_sel: only its keys
+-- The runs of the cases with a `select` (docs/suites.md §1, §7), added to chk_sel: only its keys
 -- filter; string keys are globs, given as RE2 patterns (tracelab.suite.globs), and a NULL field
 -- matches nothing; every listed tag must be present.
 -- A pattern is matched once per distinct stored value, never once per run: DuckDB compiles a

@@ -1,4 +1,4 @@
--- The runs each checked case selects (suite.md §1, §7): chk_sel(case_id, episode_id), and
+-- The runs each checked case selects (docs/suites.md §1, §7): chk_sel(case_id, episode_id), and
 -- chk_runs, every selected run once. This file selects for the cases without a `select`: runs
 -- whose case_id equals the case id (harness suites: or, for runs with no case_id, whose input
 -- equals the case's input); _select_keys.sql adds the cases with one, when there are any.

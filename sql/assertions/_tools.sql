@@ -1,5 +1,5 @@
 -- Calls, definitions and per-tool facts of the selected runs, with the suite's `tools:`
--- effect overrides applied (trace-format §3): exact name first, then the first matching glob
+-- effect overrides applied (docs/trace-format.md §3): exact name first, then the first matching glob
 -- in suite order, for calls and definitions alike.
 
 -- chk_names: every tool name of the store (and of must_not_write) once, with its override
@@ -16,6 +16,15 @@ WITH names AS (
 SELECT n.name, first(t.effect ORDER BY t.is_glob, t.pos) AS override
 FROM names n LEFT JOIN p_tools t ON regexp_full_match(n.name, t.regex)
 GROUP BY n.name;
+
+-- chk_branch_names: the tool names each matcher branch can match (docs/suites.md §8): its exact name,
+-- or every stored name its glob matches (once per distinct name, as above).
+CREATE OR REPLACE TEMP TABLE chk_branch_names AS
+SELECT branch_id, tool AS name FROM p_matcher_branches WHERE tool IS NOT NULL
+UNION ALL
+SELECT b.branch_id, n.name
+FROM p_matcher_branches b JOIN chk_names n ON regexp_full_match(n.name, b.tool_re)
+WHERE b.tool_re IS NOT NULL;
 
 CREATE OR REPLACE TEMP TABLE chk_calls AS
 SELECT c.episode_id, c.call_index, c.tool_name, c.args, c.args_text, c.status,
@@ -38,7 +47,7 @@ WITH asked AS (
     SELECT tool AS name FROM p_tools_called
     UNION SELECT tool FROM p_writes
     UNION SELECT tool FROM p_must_not_write
-    UNION SELECT tool FROM p_matchers
+    UNION SELECT name FROM chk_branch_names
 ),
 called AS (
     SELECT episode_id, tool_name AS name, count(*) AS n_calls,
@@ -60,7 +69,7 @@ SELECT episode_id, name,
        coalesce(c.exec_write, false) AS exec_write
 FROM called c FULL JOIN defined d USING (episode_id, name);
 
--- Tool availability by name (trace-format §4), from a LEFT JOIN of chk_tools and chk_runs.
+-- Tool availability by name (docs/trace-format.md §4), from a LEFT JOIN of chk_tools and chk_runs.
 CREATE OR REPLACE TEMP MACRO chk_availability(n_calls, defined, declared) AS
     CASE WHEN coalesce(n_calls, 0) > 0 OR (declared AND coalesce(defined, false)) THEN 'available'
          WHEN declared THEN 'unavailable'

@@ -1,4 +1,4 @@
--- The transcript fragments (trace-format §4, as the `transcript` view lists them) of the
+-- The transcript fragments (docs/trace-format.md §4, as the `transcript` view lists them) of the
 -- selected runs that can decide a must_mention or must_not_leak result, lower-cased once with
 -- DuckDB's lower(): chk_transcript(episode_id, ltext).
 -- A needle matches when it occurs inside one fragment, so a fragment that contains none of the
@@ -10,7 +10,7 @@
 -- rendered one). Without a backslash, every string and object key of the stored text is its
 -- decoded self.
 -- The leaves and keys of a data document are its JSON tokens: every string (object keys
--- included; array positions are not keys, duckdb-notes §10), number and boolean, each read
+-- included; array positions are not keys, docs/duckdb-notes.md §10), number and boolean, each read
 -- with json_extract_string as json_tree's rows are (strings decoded, the others as their JSON
 -- text), without json_tree's per-document join. A left-to-right scan for tokens never starts
 -- inside a string, since the string is consumed whole from its opening quote.

@@ -1,4 +1,4 @@
--- The verdict rows (suite.md §5): one per (case, assertion, run). Units without a parent are
+-- The verdict rows (docs/suites.md §5): one per (case, assertion, run). Units without a parent are
 -- results as they are; the rules of a sequence_valid entry combine into the entry's result:
 -- passed when every rule passed; exercised `yes` on a failure, `no` when every rule is `no`,
 -- `unknown` when no rule is `yes` and some is `unknown`, else `yes`; the reason joins the

@@ -1,5 +1,5 @@
 -- expect.must_not_write[i]: the tool has no executed write. A permission check.
--- exercised (suite.md §5): `no` when the tool is known unavailable, or no call of it resolved
+-- exercised (docs/suites.md §5): `no` when the tool is known unavailable, or no call of it resolved
 -- to `write` and its effect (override, else its definition's) is `read`; `yes` when some call
 -- resolved to `write` or it is available with effect `write`; otherwise `unknown`.
 WITH r AS (

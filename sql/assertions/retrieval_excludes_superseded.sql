@@ -1,6 +1,6 @@
 -- retrieval_excludes_superseded: no returned item has a non-null superseded_by, and no
 -- superseded chain among a step's candidates is a cycle. Chains are followed with the visited
--- path (duckdb-notes §15); a chain ends where superseded_by leaves the candidate set. Not
+-- path (docs/duckdb-notes.md §15); a chain ends where superseded_by leaves the candidate set. Not
 -- exercised without a retrieval step.
 WITH RECURSIVE
 edges AS (

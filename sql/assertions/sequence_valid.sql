@@ -1,4 +1,4 @@
--- The order rules of sequence_valid (suite.md §4), one row per rule and run; rows are combined
+-- The order rules of sequence_valid (docs/suites.md §4), one row per rule and run; rows are combined
 -- into one result per entry by _verdicts.sql. (`require` and `max_calls` are call counts in
 -- trace_must_call_tool.sql, `sequence` is in trace_tool_sequence.sql, `blocklist` in
 -- tool_blocklist.sql.) m1 is first / trigger / tool, m2 is then / forbidden. `within` counts

@@ -1,6 +1,6 @@
 -- No call's tool name contains a blocked substring (case-sensitive, literal; `exact`: Assay's
 -- blocklist of exact names). Serves tool_blocklist and the sequence rule `blocklist`.
--- exercised (suite.md §5): definitions only decide it for a pass: `no` when tools are declared
+-- exercised (docs/suites.md §5): definitions only decide it for a pass: `no` when tools are declared
 -- and no definition's name is blocked; `unknown` when tools are not declared; else `yes`.
 WITH blocked_calls AS (
     SELECT p.unit_id, c.episode_id,

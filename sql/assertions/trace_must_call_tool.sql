@@ -2,12 +2,24 @@
 -- trace_must_not_call_tool (0..0) and the sequence rules `require` (1..) and `max_calls`
 -- (0..max). With by_availability (must_not_call, max_calls), a pass is `no` when the tool is
 -- known unavailable and `unknown` when its availability is unknown (by name, ignoring
--- args_match and status); otherwise always `yes`.
+-- args_match and status); otherwise always `yes`. A matcher's names are those of its branches
+-- (docs/suites.md §8): it is available when one of them is (called, or declared), unavailable when
+-- tools are declared and none of them is.
 WITH counts AS (
     SELECT matcher_id, episode_id, count(*) AS n FROM chk_hits GROUP BY ALL
 ),
+offered AS (
+    SELECT b.matcher_id, t.episode_id, sum(t.n_calls) AS n_calls, bool_or(t.defined) AS defined
+    FROM p_call_counts p
+    JOIN p_matcher_branches b ON b.matcher_id = p.matcher_id
+    JOIN chk_branch_names n ON n.branch_id = b.branch_id
+    JOIN chk_tools t ON t.name = n.name
+    WHERE p.by_availability
+    GROUP BY ALL
+),
 r AS (
     SELECT p.unit_id, s.episode_id, p.by_availability, p.expectation, m.label, m.tool,
+           m.unavailable,
            coalesce(c.n, 0) AS n,
            coalesce(c.n, 0) >= p.min_calls
                AND (p.max_calls IS NULL OR coalesce(c.n, 0) <= p.max_calls) AS passed,
@@ -17,7 +29,7 @@ r AS (
     JOIN chk_sel s ON s.case_id = p.case_id
     JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN counts c ON c.matcher_id = p.matcher_id AND c.episode_id = s.episode_id
-    LEFT JOIN chk_tools t ON t.episode_id = s.episode_id AND t.name = m.tool
+    LEFT JOIN offered t ON t.matcher_id = p.matcher_id AND t.episode_id = s.episode_id
 )
 SELECT unit_id, episode_id, passed,
        CASE WHEN NOT passed OR NOT by_availability OR availability = 'available' THEN 'yes'
@@ -27,6 +39,7 @@ SELECT unit_id, episode_id, passed,
                 n || ' matching call' || CASE WHEN n = 1 THEN '' ELSE 's' END || ' of ' || label
                 || ', expected ' || expectation
             WHEN NOT by_availability OR availability = 'available' THEN NULL
-            WHEN availability = 'unavailable' THEN to_json(tool)::VARCHAR || ' was not offered'
+            WHEN availability = 'unavailable' THEN
+                coalesce(unavailable, to_json(tool)::VARCHAR || ' was not offered')
             ELSE 'the tools offered were not recorded' END AS reason
 FROM r

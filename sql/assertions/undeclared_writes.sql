@@ -1,4 +1,4 @@
--- The always-on undeclared-write check (suite.md §2): every executed write's tool must be in
+-- The always-on undeclared-write check (docs/suites.md §2): every executed write's tool must be in
 -- `writes` or `writes_allowed` (p_writes_allowed, RE2 from exact names and globs). A permission
 -- check. exercised (§5): `yes` when some call resolved to `write`, or tools are declared and
 -- some definition resolves to `write`; `no` when tools are declared and every definition and

@@ -1,4 +1,4 @@
--- What happens to each staged episode (trace-format §2, §5): 'bad' (it breaks a rule: `reason`),
+-- What happens to each staged episode (docs/trace-format.md §2, §5): 'bad' (it breaks a rule: `reason`),
 -- 'add', 'skip' (identical content already stored), 'conflict' (an episode of that id is stored
 -- with different content), 'conflict_file' (likewise, stored earlier from this file:
 -- `first_line`), or 'replace' (with $replace: BOOLEAN). Only stored episodes count as seen.

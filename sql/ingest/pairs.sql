@@ -1,4 +1,4 @@
--- Call/result pairing, set-based for the common case (trace-format §2, duckdb-notes §5):
+-- Call/result pairing, set-based for the common case (docs/trace-format.md §2, docs/duckdb-notes.md §5):
 -- an episode whose calls and results each carry distinct non-empty call ids, every result
 -- matching an earlier call, pairs by call id. One aggregation per (episode, call id) tells both:
 -- the episode is clear when each of its ids has at most one call and one result, the result

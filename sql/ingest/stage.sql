@@ -2,7 +2,7 @@
 -- stage_raw(line, doc, steps, n_steps, tools, hash) comes from Python (ingest.prepare): strict
 -- JSON re-serialised, the episode's `steps` and `tools` apart from the rest (`doc`), so that
 -- each part is parsed once; n_steps is NULL when `steps` is not an array. `reason` is the first
--- rule of trace-format §5 the row breaks (NULL: it breaks none); decide.sql picks an episode's first.
+-- rule of docs/trace-format.md §5 the row breaks (NULL: it breaks none); decide.sql picks an episode's first.
 CREATE OR REPLACE TEMP TABLE stage AS
 WITH parsed AS (
     SELECT line, hash, n_steps, tools, from_json(doc, '{

@@ -1,4 +1,4 @@
--- The tables of trace-format.md §3. Column names are the contract; extra columns are ours.
+-- The tables of docs/trace-format.md §3. Column names are the contract; extra columns are ours.
 CREATE TABLE IF NOT EXISTS tracelab_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 
 CREATE TABLE IF NOT EXISTS episodes (

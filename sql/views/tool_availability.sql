@@ -1,4 +1,4 @@
--- Availability of one tool in every episode (trace-format §4):
+-- Availability of one tool in every episode (docs/trace-format.md §4):
 -- available: called, or declared and defined; unavailable: declared, not defined, never called;
 -- unknown: tools not declared and never called. Usage: SELECT * FROM tool_availability('send_money').
 CREATE OR REPLACE MACRO tool_availability(tool) AS TABLE

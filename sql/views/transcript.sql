@@ -1,4 +1,4 @@
--- The transcript (trace-format §4): one row per fragment, the body leak and mention checks
+-- The transcript (docs/trace-format.md §4): one row per fragment, the body leak and mention checks
 -- search. `idx` is the step's position (NULL for the episode's own fields).
 CREATE OR REPLACE VIEW transcript AS
 SELECT episode_id, 'input' AS origin, NULL::INTEGER AS idx, input AS text FROM episodes WHERE input IS NOT NULL
@@ -25,7 +25,7 @@ FROM steps s,
          FROM json_tree(s.data)
          WHERE type NOT IN ('OBJECT', 'ARRAY', 'NULL')
          UNION ALL
-         -- object keys; array positions ('0', '1', ...) are not keys (duckdb-notes §10)
+         -- object keys; array positions ('0', '1', ...) are not keys (docs/duckdb-notes.md §10)
          SELECT key, 'KEY'
          FROM json_tree(s.data)
          WHERE key IS NOT NULL AND fullkey <> path || '[' || key || ']'

@@ -49,7 +49,7 @@ class CheckRun:
 
 
 def refuse_findings(suite: Suite) -> None:
-    """Raise `SuiteError` when the static sweep (suite.md §6) finds anything."""
+    """Raise `SuiteError` when the static sweep (docs/suites.md §6) finds anything."""
     from tracelab.suite import lint_suite
 
     findings = lint_suite(suite)
@@ -145,7 +145,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      [case.id for case in result.cases], since])
         import polars as pl
 
-        from tracelab.ingest import insert_arrow  # here: a check that does not save needs no ingest
+        from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
 
         insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
         con.commit()
@@ -155,7 +155,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
 
 
 def envelope(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False) -> dict[str, Any]:
-    """The whole `check --format json` document of cli-and-results.md."""
+    """The whole `check --format json` document of docs/cli.md."""
     from tracelab import __version__
 
     return {

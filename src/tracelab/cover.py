@@ -1,7 +1,7 @@
 """Exercise coverage across the corpus, and `lint` with the store's evidence.
 
 Coverage says, per case and assertion, how many of its selected runs could have
-failed it (suite.md §5): `exercised = yes`, `no` (with the engine's reason) or
+failed it (docs/suites.md §5): `exercised = yes`, `no` (with the engine's reason) or
 `unknown`. It is computed from the verdict frame of one evaluation, with Polars
 group-bys: never a query per assertion, so `cover` costs about what `check` costs.
 
@@ -54,7 +54,7 @@ class Coverage:
     Attributes:
         run: the (unsaved) check whose verdict rows the table aggregates.
         table: one row per case and assertion, see `coverage_table`.
-        findings: the static sweep's findings (suite.md §6); `cover` measures anyway.
+        findings: the static sweep's findings (docs/suites.md §6); `cover` measures anyway.
     """
 
     run: CheckRun
@@ -214,7 +214,7 @@ _LINT_SCHEMA = {"kind": pl.Utf8, "refused": pl.Boolean, "case_id": pl.Utf8, "ass
 
 def lint(suite_path: str | os.PathLike[str],
          store: Store | str | os.PathLike[str] | None = None) -> pl.DataFrame:
-    """The static sweep of suite.md §6, and with a store what the stored runs decide.
+    """The static sweep of docs/suites.md §6, and with a store what the stored runs decide.
 
     Columns: kind, refused, case_id, assertion_id (null for a case-level finding), reason.
     Static findings (`ineffective`, `contradictory`) are refused and come first; with a
@@ -239,7 +239,7 @@ def lint(suite_path: str | os.PathLike[str],
 
 
 def lint_exit_code(findings: pl.DataFrame) -> int:
-    """2 when a finding is refused, 1 when only store findings remain, 0 when clean (suite.md §6)."""
+    """2 when a finding is refused, 1 when only store findings remain, 0 when clean (docs/suites.md §6)."""
     if findings["refused"].any():
         return 2
     return 1 if findings.height else 0

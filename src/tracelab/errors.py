@@ -32,7 +32,7 @@ class DataError(StoreError):
 
 
 class Interrupted(TracelabError):
-    """Ctrl-C or SIGTERM ended the command (exit 130, trace-format §6).
+    """Ctrl-C or SIGTERM ended the command (exit 130, docs/trace-format.md §6).
 
     The message says what was completed and what was not; the store holds exactly the
     completed work. Library code that can be interrupted mid-way (ingest, check, export)

@@ -1,7 +1,7 @@
 """Files -> adapters -> tables: quarantine, idempotency, atomicity per file.
 
 Adapters turn each file into native episode dicts (formats/base.py). Python
-does per record only what SQL cannot (duckdb-notes §1, §4): strict parsing
+does per record only what SQL cannot (docs/duckdb-notes.md §1, §4): strict parsing
 happened in the adapter; here each record gets its canonical hash, its
 unlisted keys moved under ``meta.extra`` and its JSON-string args parsed
 strictly. Everything else — validation, typing, pairing, effects,
@@ -32,9 +32,11 @@ from typing import Any
 
 import duckdb
 
+from tracelab.bulk_insert import insert_arrow
 from tracelab.errors import DataError, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
 from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, dump_json, parse_json
+from tracelab.native_keys import EPISODE_KEYS, STEP_KEYS
 from tracelab.pairing import pair_steps
 from tracelab.sqlfiles import load_sql, run_script
 
@@ -48,26 +50,6 @@ bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector run o
 CHUNK_RECORDS = 4 * VECTOR_ROWS
 """Records per Arrow chunk of a batch: DuckDB scans one chunk per thread (a chunk of whole
 vectors, so that `VECTOR_BYTES` still bounds each vector)."""
-
-EPISODE_KEYS = frozenset({
-    "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
-    "output", "termination", "error", "reward", "started_at", "ended_at", "tags", "tools",
-    "steps", "meta",
-})
-_COMMON_STEP_KEYS = {"kind", "ts", "duration_ms", "meta"}
-STEP_KEYS: dict[str, frozenset[str]] = {
-    kind: frozenset(_COMMON_STEP_KEYS | set(keys))
-    for kind, keys in {
-        "system": ["text"], "user": ["text"], "assistant": ["text"], "error": ["text"],
-        "tool_call": ["name", "call_id", "args", "effect"],
-        "tool_result": ["call_id", "name", "text", "result", "status", "is_error", "error"],
-        "confirmation": ["name", "args", "text"],
-        "budget": ["steps_used", "tokens_used"],
-        "retrieval": ["data"],
-        "event": ["name", "data"],
-    }.items()
-}
-
 
 @dataclass
 class FileReport:
@@ -169,7 +151,7 @@ class Prepared:
 
 
 def prepare(record: dict[str, Any]) -> Prepared:
-    """The record split into the three documents SQL reads, plus its canonical JSON (trace-format §5).
+    """The record split into the three documents SQL reads, plus its canonical JSON (docs/trace-format.md §5).
 
     Steps and tools travel apart from the rest, so that SQL parses each part once. The
     documents keep recorded key order; unlisted keys move under ``meta.extra`` and
@@ -381,20 +363,6 @@ def _read_once(table: Any) -> Any:
             yield batches.pop(0)
 
     return pa.RecordBatchReader.from_batches(table.schema, drain())
-
-
-def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, columns: Any) -> None:
-    """Append rows to `table` through Arrow (DuckDB's executemany is slow).
-
-    `columns` is a dict of equal-length lists, or anything Arrow can read as a table
-    (a Polars DataFrame); its column names say which columns of `table` are filled.
-    """
-    import pyarrow as pa
-
-    batch = pa.table(columns)
-    con.register("_tl_insert", batch)
-    con.execute(f"INSERT INTO {table} ({', '.join(batch.column_names)}) SELECT * FROM _tl_insert")
-    con.unregister("_tl_insert")
 
 
 @dataclass

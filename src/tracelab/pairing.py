@@ -1,4 +1,4 @@
-"""The sequential call/result pairing rule of trace-format §2, for episodes SQL cannot pair by a join."""
+"""The sequential call/result pairing rule of docs/trace-format.md §2, for episodes SQL cannot pair by a join."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator

@@ -1,4 +1,4 @@
-"""Rendering a check: the text report, JUnit XML and JSON (cli-and-results.md).
+"""Rendering a check: the text report, JUnit XML and JSON (docs/cli.md).
 
 Reports name a leaked string and the run, never the text around it: they print only
 the reasons the engine wrote, which carry the needle and nothing of the transcript.
@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-
-import click
 
 if TYPE_CHECKING:
     import polars as pl
@@ -80,9 +79,17 @@ def _runs(n: int) -> str:
     return f"{n} run" if n == 1 else f"{n} runs"
 
 
-def _styler(color: bool):  # type: ignore[no-untyped-def]
-    def style(text: str, **kw: object) -> str:
-        return click.style(text, **kw) if color else text  # type: ignore[arg-type]
+_ANSI = {"red": "31", "green": "32", "yellow": "33"}
+"""The colours the report uses, as ANSI SGR codes (what click.style writes for them)."""
+
+
+def _styler(color: bool) -> Callable[..., str]:
+    """A `style(text, fg=None, bold=False)` that colours with ANSI codes, or returns text as is."""
+    def style(text: str, fg: str | None = None, bold: bool = False) -> str:
+        if not color:
+            return text
+        codes = ([_ANSI[fg]] if fg else []) + (["1"] if bold else [])
+        return "".join(f"\x1b[{code}m" for code in codes) + text + "\x1b[0m"
 
     return style
 

@@ -301,6 +301,24 @@ def test_export_then_compare_a_significant_drop_fails_the_check(capsys, tmp_path
         ("pass_rate_regressed", "failure", "looks-up")]
 
 
+def test_a_significant_drop_alone_fails_a_check_whose_cases_pass(capsys, tmp_path):
+    # min_pass_rate 0.8: the worse store's 34/40 passes its case, so only the baseline can fail it
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(HEAD + "cases:\n" + BASELINE_SUITE.lstrip("\n") + "  min_pass_rate: 0.8\n",
+                     encoding="utf-8")
+    good = _store_of(tmp_path, "good", 40, 0)
+    worse = _store_of(tmp_path, "worse", 40, 6)
+    baseline = tmp_path / "baseline.json"
+    assert tracelab(capsys, "check", str(suite), "--store", good, "--no-save",
+                    "--export-baseline", str(baseline))[0] == 0
+    code, out, _ = tracelab(capsys, "check", str(suite), "--store", worse, "--no-save")
+    assert (code, out.splitlines()[0]) == (0, "engine-test: 1/1 cases passed, 34/40 runs")
+    code, out, _ = tracelab(capsys, "check", str(suite), "--store", worse, "--no-save",
+                            "--baseline", str(baseline))
+    assert (code, out.splitlines()[0]) == (1, "engine-test: 1/1 cases passed, 34/40 runs")
+    assert out.splitlines()[-2] == f"  baseline  {baseline}: 3 assertions compared, 1 regression, 0 warnings"
+
+
 def test_a_coverage_regression_warns_without_failing(capsys, tmp_path):
     # the guard is exercised while lookup is offered (by availability, whatever args_match says);
     # on runs offered no tool neither it nor the write check can fail

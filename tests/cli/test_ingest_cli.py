@@ -12,7 +12,11 @@ from click.testing import CliRunner
 
 from tests.conftest import episode
 from tracelab.cli import cli
+from tracelab.formats import all_formats
 from tracelab.store import open_store
+
+TRIED = ", ".join(module.name for module in all_formats())
+"""The formats auto-detection tries, in order, as a skipped file's message lists them."""
 
 
 def run(*args: str, env: dict | None = None):
@@ -26,9 +30,12 @@ def test_ingest_prints_added_skipped_quarantined(tmp_path, write_jsonl):
     first = run("ingest", str(path), "--store", store, "--quiet")
     second = run("ingest", str(path), "--store", store, "--quiet")
 
-    assert first.exit_code == 0
-    assert first.stdout.startswith("2 episodes added, 0 skipped (already ingested), 1 quarantined")
-    assert second.stdout.startswith("0 episodes added, 2 skipped (already ingested), 0 quarantined")
+    assert (first.exit_code, first.stdout) == (
+        0, "2 episodes added, 0 skipped (already ingested), 1 quarantined — 1 file (0 already ingested, "
+           "0 not traces, 0 failed)\n")
+    assert (second.exit_code, second.stdout) == (
+        0, "0 episodes added, 2 skipped (already ingested), 0 quarantined — 1 file (1 already ingested, "
+           "0 not traces, 0 failed)\n")
 
 
 def test_store_from_environment(tmp_path, write_jsonl):
@@ -37,12 +44,20 @@ def test_store_from_environment(tmp_path, write_jsonl):
 
     result = run("ingest", str(path), "--quiet", env={"TRACELAB_STORE": str(store)})
 
-    assert result.exit_code == 0 and store.exists()
+    assert (result.exit_code, result.stdout) == (
+        0, "1 episodes added, 0 skipped (already ingested), 0 quarantined — 1 file (0 already ingested, "
+           "0 not traces, 0 failed)\n")
+    with open_store(store) as reopened:
+        assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("a",)]
 
 
 def test_missing_path_is_exit_2_without_traceback(tmp_path):
-    result = CliRunner().invoke(cli, ["ingest", str(tmp_path / "missing.jsonl"), "--store", str(tmp_path / "s")])
-    assert result.exit_code != 0
+    missing = tmp_path / "missing.jsonl"
+    result = CliRunner().invoke(cli, ["ingest", str(missing), "--store", str(tmp_path / "s")])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"error: {missing}: no such file or folder\n")
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "s").exists()
 
 
 def _tracelab(*args: str, cwd) -> subprocess.CompletedProcess:
@@ -59,8 +74,9 @@ def test_user_errors_exit_with_code_and_one_line(tmp_path, write_jsonl):
     assert (missing.returncode, missing.stderr.strip()) == (2, "error: missing.jsonl: no such file or folder")
     assert (no_store.returncode, no_store.stderr.strip()) == (
         3, "error: no store at tracelab.duckdb; run `tracelab ingest` first")
-    assert no_traces.returncode == 2
-    assert "no trace files found in empty" in no_traces.stderr
+    assert (no_traces.returncode, no_traces.stderr.splitlines()) == (2, [
+        f"skipped: empty/readme.txt: no format claims this file (tried {TRIED})",
+        "error: no trace files found in empty: no format claims any of them"])
     for result in (missing, no_store, no_traces):
         assert "Traceback" not in result.stderr
 

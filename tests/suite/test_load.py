@@ -35,7 +35,8 @@ from tracelab.suite import (
     ToolStatus,
     load_suite,
 )
-from tracelab.suite._parse import ASSERTION_KEYS, EXPECT_KEYS, RULE_KEYS
+from tracelab.suite._parse import EXPECT_KEYS, RULE_KEYS
+from tracelab.suite.families import ASSERTION_KEYS
 from tracelab.suite.load import CASE_KEYS, TOP_KEYS
 
 # --- the full fixture --------------------------------------------------------------------

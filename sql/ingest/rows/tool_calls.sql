@@ -1,5 +1,5 @@
 -- The tool_calls rows of a batch: each call with the result paired to it (stage_pairs) and its
--- effect: its own, else that of the episode's first definition of its name (trace-format §3).
+-- effect: its own, else that of the episode's first definition of its name (docs/trace-format.md §3).
 WITH first_def AS (
     SELECT line, name, arg_min_null(effect, position) AS effect
     FROM stage_tools JOIN stage_keep USING (line)

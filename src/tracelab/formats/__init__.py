@@ -5,7 +5,7 @@ import importlib
 from types import ModuleType
 
 # Auto-detection tries these in order and picks the first that claims a file
-# (formats.md). Native first: its records are unambiguous.
+# (docs/formats.md). Native first: its records are unambiguous.
 FORMAT_MODULES: tuple[str, ...] = (
     "native",
     # Framework logs with their own markers (an `eval` spec, an ATIF schema_version,

@@ -1,4 +1,4 @@
-"""Anthropic Messages logs (`anthropic`, formats.md).
+"""Anthropic Messages logs (`anthropic`, docs/formats.md).
 
 One JSON object per line with `messages`, plus optional `system` and `tools`
 (`{name, description, input_schema}`); a `.json` file holds an array of them.

@@ -2,7 +2,7 @@
 
 An adapter is a small pure mapping. It reads one file (through `Source`) and
 yields, in file order, either ``(line, episode)`` where ``episode`` is a dict in
-the native ``tracelab.episode/v1`` shape (trace-format.md §2), or a
+the native ``tracelab.episode/v1`` shape (docs/trace-format.md §2), or a
 `Quarantined` record. Ingest does everything after that (validation, pairing,
 effects, de-duplication, quarantine rows, atomicity) once, for all formats.
 """
@@ -45,7 +45,7 @@ _TWENTY_DIGITS = b"0" * 20
 def parse_json(data: bytes | str) -> Any:
     """Parse strict JSON (RFC 8259): no NaN, no trailing commas; a repeated key keeps the last value.
 
-    Integers keep every digit (trace-format §5: plain decimal). orjson, which checks the text,
+    Integers keep every digit (docs/trace-format.md §5: plain decimal). orjson, which checks the text,
     reads an integer beyond 64 bits as a double; a text with a run of 20 digits is read again
     by `json`, whose integers are exact (a run inside a string costs only that second read).
 
@@ -68,7 +68,7 @@ def parse_json(data: bytes | str) -> Any:
 
 
 def dump_json(value: Any, *, sort_keys: bool = False) -> bytes:
-    """Compact JSON as UTF-8 (trace-format §5), integers beyond 64 bits in plain decimal.
+    """Compact JSON as UTF-8 (docs/trace-format.md §5), integers beyond 64 bits in plain decimal.
 
     Raises:
         TypeError: a value JSON cannot hold, or nested deeper than orjson writes (255 levels).
@@ -91,7 +91,7 @@ def plain_json(value: Any, *, sort_keys: bool = False) -> str:
 class Source:
     """One input file: its decompressed bytes, its lines, its content hash.
 
-    Lines follow trace-format §5: a line ends at LF only, a CR right before it
+    Lines follow docs/trace-format.md §5: a line ends at LF only, a CR right before it
     is dropped, a leading BOM is ignored, whitespace-only lines are skipped
     (but counted for line numbers).
     """

@@ -1,4 +1,4 @@
-"""The common rules every message-log adapter follows (formats.md, "Common rules").
+"""The common rules every message-log adapter follows (docs/formats.md, "Common rules").
 
 Small pure functions shared by the foreign-format adapters, so that one run
 recorded in two formats gives the same rows:
@@ -363,7 +363,7 @@ def tool_list(record: Record, to_definition: Callable[[Any, int], Record]) -> li
 
 
 def json_text(value: Any, sort_keys: bool = False) -> str:
-    """Compact JSON text of a value (trace-format §5); integers beyond 64 bits too.
+    """Compact JSON text of a value (docs/trace-format.md §5); integers beyond 64 bits too.
 
     `sort_keys` orders object keys, for an identity that ignores key order.
 

@@ -1,6 +1,6 @@
 """Native episodes written back as foreign records: the inverse of the message-log adapters.
 
-`to_openai_chat` and `to_anthropic` turn a native episode dict (trace-format
+`to_openai_chat` and `to_anthropic` turn a native episode dict (docs/trace-format.md
 §2) into one record that the `openai-chat` / `anthropic` adapter reads back to
 the same tool calls: names, call ids, args, result text and the ok / error
 status, and the effects the definitions carry. Used by

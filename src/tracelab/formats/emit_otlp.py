@@ -259,7 +259,7 @@ def _response_message(call_id: Any, result: Record) -> Record:
 
 
 def _status(result: Record) -> str:
-    """A result's status by trace-format §2: `status`, else `error` when `is_error`, else ok."""
+    """A result's status by docs/trace-format.md §2: `status`, else `error` when `is_error`, else ok."""
     if result.get("status"):
         return str(result["status"])
     return "error" if result.get("is_error") is True else "ok"

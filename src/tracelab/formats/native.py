@@ -1,4 +1,4 @@
-"""tracelab's own format, `tracelab.episode/v1` (trace-format.md §2): already the shape ingest wants."""
+"""tracelab's own format, `tracelab.episode/v1` (docs/trace-format.md §2): already the shape ingest wants."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -9,7 +9,7 @@ from tracelab.formats.common import first_record, is_json_document, load_documen
 
 name = "native"
 summary = "tracelab.episode/v1: JSON Lines, one episode per line, or a .json array of episodes"
-maps = "every field of trace-format.md §2, as recorded"
+maps = "every field of docs/trace-format.md §2, as recorded"
 unknown = "nothing beyond what a record leaves out: an episode without `tools` has unknown availability"
 
 FORMAT_TAG = "tracelab.episode/v1"

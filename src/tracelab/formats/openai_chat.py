@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions message logs (`openai-chat`, formats.md).
+"""OpenAI Chat Completions message logs (`openai-chat`, docs/formats.md).
 
 One JSON object per line with `messages` (and optional `tools`, `id`,
 `metadata`, ...), or a bare array of messages per line. A `.json` file holds an

@@ -1,4 +1,4 @@
-"""OpenAI Responses API logs (`openai-responses`, formats.md).
+"""OpenAI Responses API logs (`openai-responses`, docs/formats.md).
 
 One object per line: its `input` (a string, or a list of items) followed by its
 `output` items, or a single `items` list; optional `instructions` and flat

@@ -1,4 +1,4 @@
-"""OpenInference spans, as Phoenix exports them (`openinference`, formats.md).
+"""OpenInference spans, as Phoenix exports them (`openinference`, docs/formats.md).
 
 Accepted shapes (one span per line, or a `.json` array of spans, or a
 ``{"data": [spans]}`` document as Phoenix's REST API returns it):

@@ -1,4 +1,4 @@
-"""OpenTelemetry OTLP JSON with the GenAI semantic conventions (`otlp`, formats.md).
+"""OpenTelemetry OTLP JSON with the GenAI semantic conventions (`otlp`, docs/formats.md).
 
 The OTLP file exporter's JSON Lines: each line is one ``{"resourceSpans": [...]}``
 export batch; a `.json` file holds one such document. The spans of one episode

@@ -7,7 +7,7 @@ so the engine reads the file twice: first to learn, from ids and line numbers
 only, the line where each episode ends; then to hold each episode's summaries
 from its first line to its last, where it is built. Memory follows the
 episodes open at once (a file exporter writes a trace's spans close
-together), not the file. Episodes are grouped and ordered thus (formats.md,
+together), not the file. Episodes are grouped and ordered thus (docs/formats.md,
 OTLP):
 
 - an episode is all spans sharing a conversation id (a span without one joins

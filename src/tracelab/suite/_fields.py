@@ -1,7 +1,7 @@
 """Typed reading of one mapping of a suite: unknown keys refused, types checked, lines kept.
 
 Every refusal is a `SuiteError` whose one-line message names the file, the line
-(when known), the case and the key, and says how to fix it (suite.md §1, §7).
+(when known), the case and the key, and says how to fix it (docs/suites.md §1, §7).
 """
 from __future__ import annotations
 

@@ -13,71 +13,34 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, get_args
 
-from tracelab.ingest import STEP_KEYS
 from tracelab.suite._fields import Ctx, Fields, check_str, describe
 from tracelab.suite._source import line_of, raw_of, read_document
 from tracelab.suite.model import (
     AfterRule,
-    ArgsValid,
-    Assertion,
     BeforeRule,
     BlocklistRule,
     Case,
     EventuallyRule,
     Expect,
     MaxCallsRule,
-    MaxSteps,
-    MustCallTool,
-    MustNotCallTool,
     NeverAfterRule,
-    OutputContains,
-    OutputMatches,
     RequireRule,
-    Retrieval,
     Rule,
     Select,
     SequenceRule,
-    SequenceValid,
     Status,
-    ToolBlocklist,
     ToolMatcher,
-    ToolSequence,
-    ToolStatus,
 )
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 from tracelab.suite.where import SqlChecker
 
 STATUSES: tuple[str, ...] = get_args(Status)
-STEP_KINDS = tuple(STEP_KEYS)
 
 EXPECT_LISTS = ("tools_called", "must_mention", "must_not_leak", "confirmations_raised",
                 "writes", "writes_allowed", "must_not_write")
 """List keys of `expect`; every one but writes_allowed yields `<key>[<i>]` results."""
 EXPECT_KEYS = ("termination", *EXPECT_LISTS, "max_steps")
 ALWAYS_RESULT_IDS = ("termination", "max_steps", "undeclared_writes")
-
-ASSERTION_KEYS: dict[str, tuple[str, ...]] = {
-    "trace_must_call_tool": ("tool", "min_calls", "max_calls"),
-    "trace_must_not_call_tool": ("tool",),
-    "trace_tool_sequence": ("sequence", "allow_other_tools"),
-    "trace_max_steps": ("max", "kinds"),
-    "tool_blocklist": ("blocked",),
-    "args_valid": ("tool", "schema", "test_args", "policy", "expect"),
-    "tool_status": ("tool", "allow"),
-    "output_contains": ("value", "ignore_case"),
-    "output_not_contains": ("value", "ignore_case"),
-    "output_matches": ("pattern",),
-    "output_not_matches": ("pattern",),
-    "sequence_valid": ("rules",),
-    "retrieval_reports_omissions": (),
-    "retrieval_excludes_superseded": (),
-    "retrieval_top": ("ids", "k"),
-    "retrieval_excludes": ("content_contains",),
-    "retrieval_within_budget": (),
-}
-FIXTURE_KEYS = ("test_args", "policy", "expect")
-ASSAY_BLOCKLIST_FIXTURE_KEYS = ("test_tool_calls", "policy", "expect")
-ASSAY_SEQUENCE_FIXTURE_KEYS = ("test_trace", "test_trace_raw", "policy", "expect")
 
 RULE_KEYS: dict[str, tuple[str, ...]] = {
     "require": ("tool",),
@@ -176,32 +139,70 @@ def dedupe(items: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
+def unknown_name(what: str, name: str, known: Mapping[str, Any] | tuple[str, ...]) -> str:
+    """An unknown name's message, with the closest known one as a hint."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {what} {name!r}{hint} (known: {', '.join(known)})"
+
+
 # --- matchers ----------------------------------------------------------------------------
 
 
-def read_matcher(value: Any, ctx: Ctx, line: int | None, raw: str | None, env: Env
-                 ) -> ToolMatcher:
-    """A tool matcher: a name, or {tool, args_match: {ARG: RE2}, status: [...]}."""
+def read_matcher(value: Any, ctx: Ctx, line: int | None, raw: str | None, env: Env,
+                 nested: bool = False) -> ToolMatcher:
+    """A tool matcher: a name; {tool or tool_glob, args_match: {ARG: RE2 or [RE2, ...]},
+    status: [...]}; or {any_of: [matcher, ...]} (docs/suites.md §3, §8). `nested`: inside an any_of."""
     if not isinstance(value, Mapping):
         return ToolMatcher(tool=check_str(value, ctx, line, raw))
-    f = Fields(value, ctx, ("tool", "args_match", "status"), "a tool matcher", line)
-    f.require("tool")
-    args_match: tuple[tuple[str, str], ...] = ()
-    if f.has("args_match"):
-        patterns = f.get("args_match")
-        if not isinstance(patterns, Mapping):
-            raise f.err("args_match", f"expected a mapping of ARG: pattern, got "
-                                      f"{describe(patterns)}")
-        pairs = []
-        for arg, pattern in patterns.items():
-            arg_ctx = ctx.at("args_match").at(str(arg))
-            arg_line = line_of(patterns, arg)
-            check_str(arg, arg_ctx, arg_line)
-            pattern = check_str(pattern, arg_ctx, arg_line, raw_of(patterns, arg))
-            pairs.append((arg, check_pattern(pattern, arg_ctx, arg_line, env)))
-        args_match = tuple(pairs)
-    return ToolMatcher(tool=f.string("tool"), args_match=args_match,
+    if "any_of" in value:
+        return _read_any_of(value, ctx, line, env, nested)
+    f = Fields(value, ctx, ("tool", "tool_glob", "args_match", "status"), "a tool matcher", line)
+    if f.has("tool") and f.has("tool_glob"):
+        raise f.err("tool_glob", "give either `tool` (a name) or `tool_glob` (a glob), not both")
+    if not f.has("tool_glob"):
+        f.require("tool")
+    return ToolMatcher(tool=f.string("tool"), tool_glob=f.string("tool_glob"),
+                       args_match=_read_args_match(f, env),
                        status=read_statuses(f, "status", allow_empty=False))
+
+
+def _read_any_of(value: Mapping[str, Any], ctx: Ctx, line: int | None, env: Env,
+                 nested: bool) -> ToolMatcher:
+    f = Fields(value, ctx, ("any_of",), "an any_of matcher", line)
+    if nested:
+        raise f.err("any_of", "any_of cannot be nested; list every matcher in the outer any_of")
+    branches = tuple(read_matcher(item, item_ctx, item_line, item_raw, env, nested=True)
+                     for item, item_ctx, item_line, item_raw in f.items("any_of"))
+    if not branches:
+        raise f.err("any_of", "an empty any_of matches no call; list at least one matcher")
+    return ToolMatcher(any_of=branches)
+
+
+def _read_args_match(f: Fields, env: Env) -> tuple[tuple[str, str], ...]:
+    """(ARG, pattern) pairs; an ARG given a list of patterns yields one pair per pattern."""
+    if not f.has("args_match"):
+        return ()
+    patterns = f.get("args_match")
+    if not isinstance(patterns, Mapping):
+        raise f.err("args_match", f"expected a mapping of ARG: pattern, got "
+                                  f"{describe(patterns)}")
+    pairs = []
+    for arg, given in patterns.items():
+        arg_ctx = f.ctx.at("args_match").at(str(arg))
+        arg_line = line_of(patterns, arg)
+        check_str(arg, arg_ctx, arg_line)
+        if isinstance(given, list):
+            if not given:
+                raise arg_ctx.error("an empty pattern list; give at least one pattern", arg_line)
+            items = [(pattern, arg_ctx.at(i), line_of(given, i) or arg_line, raw_of(given, i))
+                     for i, pattern in enumerate(given)]
+        else:
+            items = [(given, arg_ctx, arg_line, raw_of(patterns, arg))]
+        for pattern, item_ctx, item_line, item_raw in items:
+            text = check_str(pattern, item_ctx, item_line, item_raw)
+            pairs.append((arg, check_pattern(text, item_ctx, item_line, env)))
+    return tuple(pairs)
 
 
 def read_matchers(f: Fields, key: str, env: Env) -> tuple[ToolMatcher, ...]:
@@ -302,219 +303,8 @@ def check_cases(cases: tuple[Case, ...], min_cases: int, top: Fields) -> None:
             "not a suite; add cases or lower `min_cases`", top.line("cases"))
 
 
-# --- assertions --------------------------------------------------------------------------
-
-
-def read_assertions(f: Fields, env: Env, taken: set[str]) -> tuple[Assertion, ...]:
-    """The `assertions` list of a case; ids default to `<type>[<index>]` and must be unique.
-
-    `taken` holds the case's other result ids; it is extended with every id read.
-    Fixture entries (args_valid with `test_args`, Assay's blocklist fixture) are
-    checked here, once, and yield no assertion.
-    """
-    if not f.has("assertions") or f.get("assertions") is None:
-        return ()
-    out = []
-    for index, (entry, ctx, line, _) in enumerate(f.items("assertions")):
-        assertion = read_assertion(entry, index, ctx, line, env, taken)
-        if assertion is not None:
-            out.append(assertion)
-    return tuple(out)
-
-
-def read_assertion(entry: Any, index: int, ctx: Ctx, line: int | None, env: Env,
-                   taken: set[str]) -> Assertion | None:
-    """One typed assertion (suite.md §3), or None for a fixture checked at load."""
-    if not isinstance(entry, Mapping):
-        raise ctx.error(f"an assertion must be a mapping with a `type`, got {describe(entry)}",
-                        line)
-    if "type" not in entry:
-        raise ctx.error("an assertion needs the key 'type'", line)
-    kind = check_str(entry["type"], ctx.at("type"), line_of(entry, "type"), raw_of(entry, "type"))
-    if kind not in ASSERTION_KEYS:
-        raise ctx.at("type").error(_unknown_name("assertion type", kind, ASSERTION_KEYS),
-                                   line_of(entry, "type"))
-    keys = ASSERTION_KEYS[kind]
-    if env.assay and kind == "tool_blocklist":
-        keys = keys + ASSAY_BLOCKLIST_FIXTURE_KEYS
-    if env.assay and kind == "sequence_valid" and any(k in entry for k in
-                                                      ASSAY_SEQUENCE_FIXTURE_KEYS):
-        raise ctx.error("Assay's sequence_valid fixture (test_trace_raw + policy) is not "
-                        "supported; give `rules` to check recorded runs instead", line)
-    f = Fields(entry, ctx, ("type", "id", *keys), f"a {kind} assertion", line)
-    ident = f.string("id", f"{kind}[{index}]")
-    if not ident:
-        raise f.err("id", "an assertion id must not be empty")
-    if ident in taken:
-        raise f.err("id" if f.has("id") else "type",
-                    f"assertion id {ident!r} is already a result id of this case; give a "
-                    "unique `id`")
-    taken.add(ident)
-    return _READERS[kind](f, ident, kind, env)
-
-
-def _unknown_name(what: str, name: str, known: Mapping[str, Any] | tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown {what} {name!r}{hint} (known: {', '.join(known)})"
-
-
-def _must_call(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("tool")
-    return MustCallTool(id=ident, type=kind, matcher=_matcher_at(f, "tool", env),
-                        min_calls=f.integer("min_calls", 1, minimum=0),
-                        max_calls=f.integer("max_calls", minimum=0))
-
-
-def _must_not_call(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("tool")
-    return MustNotCallTool(id=ident, type=kind, matcher=_matcher_at(f, "tool", env))
-
-
-def _tool_sequence(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("sequence", "allow_other_tools")
-    return ToolSequence(id=ident, type=kind, sequence=read_matchers(f, "sequence", env),
-                        allow_other_tools=f.boolean("allow_other_tools"))
-
-
-def _max_steps(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("max")
-    return MaxSteps(id=ident, type=kind, max=f.integer("max", minimum=0),
-                    kinds=f.choices("kinds", STEP_KINDS, "a step kind"))
-
-
-def _blocklist(f: Fields, ident: str, kind: str, env: Env) -> Assertion | None:
-    if env.assay and any(f.has(k) for k in ASSAY_BLOCKLIST_FIXTURE_KEYS):
-        _assay_blocklist_fixture(f)
-        return None
-    f.require("blocked")
-    return ToolBlocklist(id=ident, type=kind, blocked=f.strings("blocked"), exact=env.assay)
-
-
-def _assay_blocklist_fixture(f: Fields) -> None:
-    """Assay's tool_blocklist fixture: `test_tool_calls` against `policy.blocked`, at load."""
-    if f.has("blocked"):
-        raise f.err("blocked", "give either `blocked` or the fixture keys "
-                               "(test_tool_calls, policy, expect), not both")
-    f.require("policy")
-    policy = f.sub("policy", ("blocked",), "a tool_blocklist policy")
-    policy.require("blocked")
-    blocked = set(policy.strings("blocked"))
-    calls = f.strings("test_tool_calls") or ()
-    _fixture_outcome(f, passed=not any(call in blocked for call in calls),
-                     what="test_tool_calls against policy.blocked")
-
-
-def _fixture_outcome(f: Fields, passed: bool, what: str) -> None:
-    expect = f.string("expect", "pass")
-    if expect not in ("pass", "fail"):
-        raise f.err("expect", f"expected pass or fail, got {expect!r}")
-    if passed != (expect == "pass"):
-        outcome = "passes" if passed else "fails"
-        raise f.ctx.error(f"fixture expects {expect}, but {what} {outcome}", f.own_line)
-
-
-def _args_valid(f: Fields, ident: str, kind: str, env: Env) -> Assertion | None:
-    f.require("tool")
-    tool = f.string("tool")
-    if any(f.has(k) for k in FIXTURE_KEYS):
-        if f.has("schema"):
-            raise f.err("schema", "give either `schema` or the fixture keys "
-                                  "(test_args, policy, expect), not both")
-        _args_fixture(f, env)
-        return None
-    f.require("schema")
-    value = f.get("schema")
-    if isinstance(value, str):
-        if value != "from_definitions":
-            raise f.err("schema", f"expected a schema, {{$file: path}} or 'from_definitions', "
-                                  f"got {value!r}")
-        schema: Any = value
-    else:
-        schema = read_schema(value, f.ctx.at("schema"), f.line("schema"), env)
-    return ArgsValid(id=ident, type=kind, tool=tool, schema=schema)
-
-
-def _args_fixture(f: Fields, env: Env) -> None:
-    """Assay's args_valid fixture: `test_args` against `policy.schema`, once, at load."""
-    f.require("policy")
-    policy = f.sub("policy", ("schema",), "an args_valid policy")
-    policy.require("schema")
-    schema = read_schema(policy.get("schema"), policy.ctx.at("schema"), policy.line("schema"),
-                         env)
-    args = to_json(f.get("test_args", {}), f.ctx.at("test_args"), f.line("test_args"))
-    _fixture_outcome(f, passed=schema_validator(schema).is_valid({} if args is None else args),
-                     what="test_args against policy.schema")
-
-
-def _tool_status(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("tool")
-    allow = read_statuses(f, "allow", allow_empty=True)
-    return ToolStatus(id=ident, type=kind, tool=f.string("tool"),
-                      allow=("ok",) if allow is None else allow)
-
-
-def _output_contains(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("value")
-    return OutputContains(id=ident, type=kind, value=f.string("value"),
-                          ignore_case=f.boolean("ignore_case", False),
-                          negate=kind == "output_not_contains")
-
-
-def _output_matches(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("pattern")
-    pattern = check_pattern(f.string("pattern"), f.ctx.at("pattern"), f.line("pattern"), env)
-    return OutputMatches(id=ident, type=kind, pattern=pattern,
-                         negate=kind == "output_not_matches")
-
-
-def _sequence_valid(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    f.require("rules")
-    rules = tuple(read_rule(item, ctx, line, env) for item, ctx, line, _ in f.items("rules"))
-    return SequenceValid(id=ident, type=kind, rules=rules)
-
-
-def _retrieval(f: Fields, ident: str, kind: str, env: Env) -> Assertion:
-    if kind == "retrieval_top":
-        f.require("ids")
-        ids = tuple(_retrieval_id(item, ctx, line, raw) for item, ctx, line, raw in f.items("ids"))
-        return Retrieval(id=ident, type=kind, ids=ids,
-                         k=f.integer("k", len(ids), minimum=0))
-    if kind == "retrieval_excludes":
-        f.require("content_contains")
-        return Retrieval(id=ident, type=kind, content_contains=f.string("content_contains"))
-    return Retrieval(id=ident, type=kind)
-
-
-def _retrieval_id(value: Any, ctx: Ctx, line: int | None, raw: str | None) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ctx.error(f"a retrieval id must be a string or a number, got {describe(value, raw)}",
-                        line)
-    return value
-
-
-_READERS = {
-    "trace_must_call_tool": _must_call,
-    "trace_must_not_call_tool": _must_not_call,
-    "trace_tool_sequence": _tool_sequence,
-    "trace_max_steps": _max_steps,
-    "tool_blocklist": _blocklist,
-    "args_valid": _args_valid,
-    "tool_status": _tool_status,
-    "output_contains": _output_contains,
-    "output_not_contains": _output_contains,
-    "output_matches": _output_matches,
-    "output_not_matches": _output_matches,
-    "sequence_valid": _sequence_valid,
-    "retrieval_reports_omissions": _retrieval,
-    "retrieval_excludes_superseded": _retrieval,
-    "retrieval_top": _retrieval,
-    "retrieval_excludes": _retrieval,
-    "retrieval_within_budget": _retrieval,
-}
-
-
-def _matcher_at(f: Fields, key: str, env: Env) -> ToolMatcher:
+def matcher_at(f: Fields, key: str, env: Env) -> ToolMatcher:
+    """The tool matcher at `key` of `f`."""
     return read_matcher(f.get(key), f.ctx.at(key), f.line(key), raw_of(f.data, key), env)
 
 
@@ -522,19 +312,19 @@ def _matcher_at(f: Fields, key: str, env: Env) -> ToolMatcher:
 
 
 def read_rule(entry: Any, ctx: Ctx, line: int | None, env: Env) -> Rule:
-    """One rule of `sequence_valid` (suite.md §4)."""
+    """One rule of `sequence_valid` (docs/suites.md §4)."""
     if not isinstance(entry, Mapping) or "type" not in entry:
         raise ctx.error("a rule must be a mapping with a `type` naming the rule", line)
     kind = check_str(entry["type"], ctx.at("type"), line_of(entry, "type"), raw_of(entry, "type"))
     if kind not in RULE_KEYS:
-        raise ctx.at("type").error(_unknown_name("rule type", kind, RULE_KEYS),
+        raise ctx.at("type").error(unknown_name("rule type", kind, RULE_KEYS),
                                    line_of(entry, "type"))
     keys = RULE_KEYS[kind]
     f = Fields(entry, ctx, ("type", *keys), f"a {kind} rule", line)
     f.require(*(k for k in keys if _OPTIONAL_RULE_KEYS.get(k) != kind))
 
     def m(key: str) -> ToolMatcher:
-        return _matcher_at(f, key, env)
+        return matcher_at(f, key, env)
 
     if kind == "require":
         return RequireRule(type=kind, tool=m("tool"))

@@ -1,7 +1,7 @@
 """Reading a suite file: bytes, hash, and a tree that remembers where each value was.
 
 YAML is read with a loader that refuses a repeated mapping key and records the
-line of every key and list item (suite.md §7); `.json` files are read as strict
+line of every key and list item (docs/suites.md §7); `.json` files are read as strict
 JSON (a repeated key refused too), and take their line numbers from the YAML
 reading of the same text whenever it yields exactly the same values. Mappings come back as `Map`
 and YAML sequences as `Seq`, plain `dict`/`list` subclasses that carry lines and

@@ -1,4 +1,4 @@
-"""args_valid: the one check SQL cannot do, JSON Schema validation (duckdb-notes §6).
+"""args_valid: the one check SQL cannot do, JSON Schema validation (docs/duckdb-notes.md §6).
 
 `sql/assertions/args_valid.sql` hands over only the calls of each assertion's
 tool in its selected runs; this module validates them with the cached

@@ -17,87 +17,49 @@ from typing import Any
 
 import polars as pl
 
+from tracelab.suite.families import FAMILIES, Columns, json_key, tables
 from tracelab.suite.globs import glob_to_re2, is_glob, literal_re2
-from tracelab.suite.model import (
-    AfterRule,
-    ArgsValid,
-    Assertion,
-    BeforeRule,
-    BlocklistRule,
-    Case,
-    EventuallyRule,
-    MaxCallsRule,
-    MaxSteps,
-    MustCallTool,
-    MustNotCallTool,
-    NeverAfterRule,
-    OutputContains,
-    OutputMatches,
-    RequireRule,
-    Retrieval,
-    Rule,
-    SequenceRule,
-    SequenceValid,
-    Suite,
-    ToolBlocklist,
-    ToolMatcher,
-    ToolSequence,
-    ToolStatus,
-)
+from tracelab.suite.model import FROM_DEFINITIONS, Assertion, Case, SchemaCheck, Suite, ToolMatcher
 
-_S, _I, _B = pl.Utf8, pl.Int64, pl.Boolean
-_L = pl.List(pl.Utf8)
+_TYPES: dict[str, pl.DataType] = {"str": pl.Utf8, "int": pl.Int64, "bool": pl.Boolean,
+                                  "list": pl.List(pl.Utf8)}
 
-SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+_SHARED: dict[str, Columns] = {
     # every result unit; rules carry the unit of their sequence_valid entry as parent
-    "p_units": {"unit_id": _I, "case_id": _S, "assertion_id": _S, "assertion_type": _S,
-                "parent_id": _I, "label": _S},
-    "p_select": {"case_id": _S, "has_select": _B, "case_id_re": _S, "agent_re": _S,
-                 "agent_version_re": _S, "model_re": _S, "tags": _L, "where_idx": _I,
-                 "input": _S},
-    "p_tools": {"pos": _I, "regex": _S, "is_glob": _B, "effect": _S},
-    "p_matchers": {"matcher_id": _I, "case_id": _S, "tool": _S, "statuses": _L, "label": _S},
-    "p_matcher_args": {"matcher_id": _I, "key_ptr": _S, "path_ptr": _S, "parent_ptrs": _L,
-                       "pattern": _S},
-    "p_termination": {"unit_id": _I, "case_id": _S, "allowed": _L},
-    "p_tools_called": {"unit_id": _I, "case_id": _S, "tool": _S},
-    "p_must_mention": {"unit_id": _I, "case_id": _S, "needle": _S},
-    "p_must_not_leak": {"unit_id": _I, "case_id": _S, "needle": _S},
-    "p_confirmations_raised": {"unit_id": _I, "case_id": _S, "tool": _S},
-    "p_writes": {"unit_id": _I, "case_id": _S, "tool": _S},
-    "p_must_not_write": {"unit_id": _I, "case_id": _S, "tool": _S},
-    "p_max_steps": {"unit_id": _I, "case_id": _S, "max": _I},
-    "p_undeclared_writes": {"unit_id": _I, "case_id": _S},
-    "p_writes_allowed": {"case_id": _S, "regex": _S},
-    "p_call_counts": {"unit_id": _I, "case_id": _S, "matcher_id": _I, "min_calls": _I,
-                      "max_calls": _I, "by_availability": _B, "expectation": _S},
-    "p_sequences": {"unit_id": _I, "case_id": _S, "mode": _S, "n_items": _I},
-    "p_sequence_items": {"unit_id": _I, "pos": _I, "matcher_id": _I},
-    "p_trace_max_steps": {"unit_id": _I, "case_id": _S, "max": _I, "kinds": _L},
-    "p_blocklist": {"unit_id": _I, "case_id": _S, "blocked": _S, "exact": _B},
-    "p_args_valid": {"unit_id": _I, "case_id": _S, "tool": _S, "from_definitions": _B},
-    "p_tool_status": {"unit_id": _I, "case_id": _S, "regex": _S, "allow": _L, "label": _S},
-    "p_output_contains": {"unit_id": _I, "case_id": _S, "value": _S, "ignore_case": _B,
-                          "negate": _B},
-    "p_output_matches": {"unit_id": _I, "case_id": _S, "pattern": _S, "negate": _B},
-    "p_retrieval": {"unit_id": _I, "case_id": _S, "type": _S, "k": _I, "needle": _S},
-    "p_retrieval_ids": {"unit_id": _I, "id_key": _S, "id_label": _S},
-    "p_order_rules": {"unit_id": _I, "case_id": _S, "rule": _S, "m1": _I, "m2": _I,
-                      "within": _I},
+    "p_units": {"unit_id": "int", "case_id": "str", "assertion_id": "str",
+                "assertion_type": "str", "parent_id": "int", "label": "str"},
+    "p_select": {"case_id": "str", "has_select": "bool", "case_id_re": "str", "agent_re": "str",
+                 "agent_version_re": "str", "model_re": "str", "tags": "list", "where_idx": "int",
+                 "input": "str"},
+    "p_tools": {"pos": "int", "regex": "str", "is_glob": "bool", "effect": "str"},
+    # one row per tool matcher; `tool` only for a single exact name (the "not offered" reason)
+    "p_matchers": {"matcher_id": "int", "case_id": "str", "tool": "str", "label": "str",
+                   "unavailable": "str"},
+    # one row per branch of a matcher (docs/suites.md §8: any_of) with an exact name or a glob's RE2
+    "p_matcher_branches": {"branch_id": "int", "matcher_id": "int", "tool": "str",
+                           "tool_re": "str", "statuses": "list"},
+    "p_matcher_args": {"branch_id": "int", "key_ptr": "str", "path_ptr": "str",
+                       "parent_ptrs": "list", "pattern": "str"},
+    # the `expect` vocabulary (docs/suites.md §2)
+    "p_termination": {"unit_id": "int", "case_id": "str", "allowed": "list"},
+    "p_tools_called": {"unit_id": "int", "case_id": "str", "tool": "str"},
+    "p_must_mention": {"unit_id": "int", "case_id": "str", "needle": "str"},
+    "p_must_not_leak": {"unit_id": "int", "case_id": "str", "needle": "str"},
+    "p_confirmations_raised": {"unit_id": "int", "case_id": "str", "tool": "str"},
+    "p_writes": {"unit_id": "int", "case_id": "str", "tool": "str"},
+    "p_must_not_write": {"unit_id": "int", "case_id": "str", "tool": "str"},
+    "p_max_steps": {"unit_id": "int", "case_id": "str", "max": "int"},
+    "p_undeclared_writes": {"unit_id": "int", "case_id": "str"},
+    "p_writes_allowed": {"case_id": "str", "regex": "str"},
 }
 
-FROM_DEFINITIONS = "from_definitions"
+SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    name: {column: _TYPES[kind] for column, kind in columns.items()}
+    for name, columns in {**_SHARED, **tables()}.items()
+}
+"""Every parameter table's Polars schema: the shared ones, then each family's."""
 
 
-@dataclass(frozen=True)
-class SchemaCheck:
-    """An args_valid unit: what Python needs to validate the calls SQL hands it."""
-
-    case_id: str
-    assertion_id: str
-    tool: str
-    schema: Any
-    """A JSON Schema (dict or bool), or FROM_DEFINITIONS."""
 
 
 @dataclass
@@ -120,7 +82,7 @@ class Plan:
 
 def compile_suite(suite: Suite, cases: tuple[Case, ...]) -> Plan:
     """The parameter tables of `cases` (already filtered) of `suite`."""
-    builder = _Builder()
+    builder = Builder()
     for pos, (pattern, effect) in enumerate(suite.tools):
         glob = is_glob(pattern)
         builder.add("p_tools", pos=pos, regex=glob_to_re2(pattern) if glob
@@ -132,38 +94,55 @@ def compile_suite(suite: Suite, cases: tuple[Case, ...]) -> Plan:
     return Plan(frames, builder.wheres, builder.schema_checks)
 
 
-class _Builder:
-    """Accumulates the rows of every parameter table while walking the cases."""
+class Builder:
+    """Accumulates the rows of every parameter table while walking the cases.
+
+    Families add their rows through it (`FAMILIES[type].compile`).
+    """
 
     def __init__(self) -> None:
         self.rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.wheres: list[tuple[str, str]] = []
         self.schema_checks: dict[int, SchemaCheck] = {}
-        self._units = 0
-        self._matchers = 0
+        self._ids: dict[str, int] = defaultdict(int)
+
+    def next_id(self, kind: str) -> int:
+        """The next id of `kind` ('unit', 'matcher', 'branch'), counting from 1."""
+        self._ids[kind] += 1
+        return self._ids[kind]
 
     def add(self, table: str, **row: Any) -> None:
         self.rows[table].append(row)
 
     def unit(self, case: Case, assertion_id: str, assertion_type: str, *,
              parent: int | None = None, label: str | None = None) -> int:
-        self._units += 1
-        self.add("p_units", unit_id=self._units, case_id=case.id, assertion_id=assertion_id,
+        """A new result unit of `case`; `parent`: the sequence_valid entry of a rule."""
+        unit = self.next_id("unit")
+        self.add("p_units", unit_id=unit, case_id=case.id, assertion_id=assertion_id,
                  assertion_type=assertion_type, parent_id=parent, label=label)
-        return self._units
+        return unit
 
     def matcher(self, case: Case, matcher: ToolMatcher) -> int:
-        self._matchers += 1
-        self.add("p_matchers", matcher_id=self._matchers, case_id=case.id, tool=matcher.tool,
-                 statuses=list(matcher.status) if matcher.status is not None else None,
-                 label=matcher_label(matcher))
-        for arg, pattern in matcher.args_match:
+        """A new matcher of `case` (its branches and argument patterns included)."""
+        matcher_id = self.next_id("matcher")
+        self.add("p_matchers", matcher_id=matcher_id, case_id=case.id, tool=matcher.tool,
+                 label=matcher_label(matcher), unavailable=unavailable_reason(matcher))
+        for branch in matcher.branches:
+            self.branch(matcher_id, branch)
+        return matcher_id
+
+    def branch(self, matcher_id: int, branch: ToolMatcher) -> None:
+        branch_id = self.next_id("branch")
+        self.add("p_matcher_branches", branch_id=branch_id, matcher_id=matcher_id,
+                 tool=branch.tool,
+                 tool_re=glob_to_re2(branch.tool_glob) if branch.tool_glob is not None else None,
+                 statuses=list(branch.status) if branch.status is not None else None)
+        for arg, pattern in branch.args_match:
             parts = arg.split(".")
-            self.add("p_matcher_args", matcher_id=self._matchers, key_ptr=_pointer([arg]),
+            self.add("p_matcher_args", branch_id=branch_id, key_ptr=_pointer([arg]),
                      path_ptr=_pointer(parts),
                      parent_ptrs=[_pointer(parts[:n]) for n in range(1, len(parts))],
                      pattern=pattern)
-        return self._matchers
 
     # --- cases -----------------------------------------------------------------------
 
@@ -216,46 +195,7 @@ class _Builder:
     # --- typed assertions ------------------------------------------------------------
 
     def assertion(self, case: Case, a: Assertion) -> None:
-        unit = self.unit(case, a.id, a.type)
-        if isinstance(a, MustCallTool):
-            self.call_count(case, unit, a.matcher, a.min_calls, a.max_calls, False)
-        elif isinstance(a, MustNotCallTool):
-            self.call_count(case, unit, a.matcher, 0, 0, True)
-        elif isinstance(a, ToolSequence):
-            self.sequence(case, unit, a.sequence,
-                          "subsequence" if a.allow_other_tools else "exact")
-        elif isinstance(a, MaxSteps):
-            self.add("p_trace_max_steps", unit_id=unit, case_id=case.id, max=a.max,
-                     kinds=list(a.kinds) if a.kinds is not None else None)
-        elif isinstance(a, ToolBlocklist):
-            # an empty list (lint: ineffective) still yields its passing rows: NULL blocks nothing
-            for blocked in a.blocked or (None,):
-                self.add("p_blocklist", unit_id=unit, case_id=case.id, blocked=blocked,
-                         exact=a.exact)
-        elif isinstance(a, ArgsValid):
-            from_definitions = a.schema == FROM_DEFINITIONS
-            self.schema_checks[unit] = SchemaCheck(case.id, a.id, a.tool, a.schema)
-            self.add("p_args_valid", unit_id=unit, case_id=case.id, tool=a.tool,
-                     from_definitions=from_definitions)
-        elif isinstance(a, ToolStatus):
-            self.add("p_tool_status", unit_id=unit, case_id=case.id,
-                     regex=None if a.tool == "*" else glob_to_re2(a.tool),
-                     allow=list(a.allow), label=json.dumps(a.tool, ensure_ascii=False))
-        elif isinstance(a, OutputContains):
-            self.add("p_output_contains", unit_id=unit, case_id=case.id, value=a.value,
-                     ignore_case=a.ignore_case, negate=a.negate)
-        elif isinstance(a, OutputMatches):
-            self.add("p_output_matches", unit_id=unit, case_id=case.id, pattern=a.pattern,
-                     negate=a.negate)
-        elif isinstance(a, Retrieval):
-            self.retrieval(case, unit, a)
-        elif isinstance(a, SequenceValid):
-            for index, rule in enumerate(a.rules):
-                child = self.unit(case, a.id, a.type, parent=unit,
-                                  label=f"rules[{index}] ({rule.type})")
-                self.rule(case, child, rule)
-        else:  # pragma: no cover - the loader builds only the types above
-            raise TypeError(f"no evaluation for assertion type {a.type!r}")
+        FAMILIES[a.type].compile(self, case, self.unit(case, a.id, a.type), a)
 
     def call_count(self, case: Case, unit: int, matcher: ToolMatcher, min_calls: int,
                    max_calls: int | None, by_availability: bool) -> None:
@@ -269,43 +209,6 @@ class _Builder:
         for pos, item in enumerate(items):
             self.add("p_sequence_items", unit_id=unit, pos=pos,
                      matcher_id=self.matcher(case, item))
-
-    def retrieval(self, case: Case, unit: int, a: Retrieval) -> None:
-        self.add("p_retrieval", unit_id=unit, case_id=case.id, type=a.type,
-                 k=a.k if a.k is not None else len(a.ids), needle=a.content_contains)
-        for value in a.ids:
-            self.add("p_retrieval_ids", unit_id=unit, id_key=json_key(value),
-                     id_label=json.dumps(value, ensure_ascii=False))
-
-    def rule(self, case: Case, unit: int, rule: Rule) -> None:
-        if isinstance(rule, RequireRule):
-            self.call_count(case, unit, rule.tool, 1, None, False)
-        elif isinstance(rule, MaxCallsRule):
-            self.call_count(case, unit, rule.tool, 0, rule.max, True)
-        elif isinstance(rule, SequenceRule):
-            self.sequence(case, unit, rule.tools, "rule_strict" if rule.strict else "rule")
-        elif isinstance(rule, BlocklistRule):
-            self.add("p_blocklist", unit_id=unit, case_id=case.id, blocked=rule.pattern,
-                     exact=rule.exact)
-        elif isinstance(rule, (BeforeRule, AfterRule, NeverAfterRule, EventuallyRule)):
-            first, second = _order_matchers(rule)
-            self.add("p_order_rules", unit_id=unit, case_id=case.id, rule=rule.type,
-                     m1=self.matcher(case, first),
-                     m2=self.matcher(case, second) if second is not None else None,
-                     within=getattr(rule, "within", None))
-        else:  # pragma: no cover - the loader builds only the rules above
-            raise TypeError(f"no evaluation for sequence rule {rule.type!r}")
-
-
-def _order_matchers(rule: Rule) -> tuple[ToolMatcher, ToolMatcher | None]:
-    if isinstance(rule, BeforeRule):
-        return rule.first, rule.then
-    if isinstance(rule, AfterRule):
-        return rule.trigger, rule.then
-    if isinstance(rule, NeverAfterRule):
-        return rule.trigger, rule.forbidden
-    assert isinstance(rule, EventuallyRule)
-    return rule.tool, None
 
 
 def _expectation(min_calls: int, max_calls: int | None) -> str:
@@ -325,16 +228,12 @@ def _pointer(parts: list[str]) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def json_key(value: Any) -> str:
-    """How an id compares as a JSON value (1 != "1"); must equal `chk_json_key` in SQL."""
-    if isinstance(value, str):
-        return "s:" + value
-    return "j:" + json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def matcher_label(matcher: ToolMatcher) -> str:
-    """How a tool matcher reads in a failure reason: `"send_money" (recipient~"^US13", status ok)`."""
-    name = json.dumps(matcher.tool, ensure_ascii=False)
+    """How a tool matcher reads in a reason: `"send_money" (recipient~"^US13", status ok)`."""
+    if matcher.any_of:
+        return "any of [" + ", ".join(matcher_label(b) for b in matcher.any_of) + "]"
+    name = (json.dumps(matcher.tool, ensure_ascii=False) if matcher.tool is not None
+            else f"glob {json.dumps(matcher.tool_glob, ensure_ascii=False)}")
     parts = [f"{arg}~{json.dumps(pattern, ensure_ascii=False)}"
              for arg, pattern in matcher.args_match]
     if matcher.status is not None:
@@ -342,5 +241,20 @@ def matcher_label(matcher: ToolMatcher) -> str:
     return f"{name} ({', '.join(parts)})" if parts else name
 
 
-__all__ = ["FROM_DEFINITIONS", "SCHEMAS", "Plan", "SchemaCheck", "compile_suite", "json_key",
-           "matcher_label"]
+def unavailable_reason(matcher: ToolMatcher) -> str | None:
+    """The reason of a pass by unavailability; None: SQL writes it from the one exact name."""
+    if matcher.tool is not None:
+        return None
+    names = list(dict.fromkeys(
+        json.dumps(b.tool, ensure_ascii=False) if b.tool is not None
+        else f"tools matching {json.dumps(b.tool_glob, ensure_ascii=False)}"
+        for b in matcher.branches))
+    if len(names) > 1:
+        return f"none of {', '.join(names)} was offered"
+    if names[0].startswith("tools matching "):
+        return f"no tool matching {names[0].removeprefix('tools matching ')} was offered"
+    return f"{names[0]} was not offered"
+
+
+__all__ = ["FROM_DEFINITIONS", "SCHEMAS", "Builder", "Plan", "SchemaCheck", "compile_suite",
+           "json_key", "matcher_label"]

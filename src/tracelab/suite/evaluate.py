@@ -1,7 +1,7 @@
 """Evaluate a suite over the stored runs: compiled parameter tables, one query per family.
 
 The number of queries depends on the suite's assertion families only, never on
-the number of runs or cases (STYLE.md habit 3): the selected runs, calls and
+the number of runs or cases: the selected runs, calls and
 matches are built once as temp tables, then each family's query in
 `sql/assertions/` inserts its verdict rows for every case and run at once.
 """
@@ -19,6 +19,7 @@ from tracelab.errors import SuiteError, UsageError
 from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.args_valid import validate_calls
 from tracelab.suite.compile import Plan, compile_suite
+from tracelab.suite.families import queries
 from tracelab.suite.model import Case, Suite
 from tracelab.suite.needles import lower_needles, prefilter_re2
 from tracelab.suite.results import CheckResult, build_result
@@ -27,31 +28,6 @@ from tracelab.suite.where import where_predicate
 _WHERE_FLAGS = "__WHERE_FLAGS__"
 _NUMBER_CHARACTERS = frozenset("0123456789.e+-")
 """A lowered needle made of these alone could occur in the text of a JSON number."""
-
-# (query, parameter table, filter on it): a family runs when its table has a matching row
-_FAMILIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("termination", "p_termination", {}),
-    ("tools_called", "p_tools_called", {}),
-    ("must_mention", "p_must_mention", {}),
-    ("must_not_leak", "p_must_not_leak", {}),
-    ("confirmations_raised", "p_confirmations_raised", {}),
-    ("writes", "p_writes", {}),
-    ("must_not_write", "p_must_not_write", {}),
-    ("max_steps", "p_max_steps", {}),
-    ("undeclared_writes", "p_undeclared_writes", {}),
-    ("trace_must_call_tool", "p_call_counts", {}),
-    ("trace_tool_sequence", "p_sequences", {}),
-    ("trace_max_steps", "p_trace_max_steps", {}),
-    ("tool_blocklist", "p_blocklist", {}),
-    ("tool_status", "p_tool_status", {}),
-    ("output_contains", "p_output_contains", {}),
-    ("output_matches", "p_output_matches", {}),
-    ("sequence_valid", "p_order_rules", {}),
-    *((name, "p_retrieval", {"type": name}) for name in (
-        "retrieval_reports_omissions", "retrieval_excludes_superseded", "retrieval_top",
-        "retrieval_excludes", "retrieval_within_budget")),
-)
-
 
 def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
              cases: Iterable[str] | None = None, categories: Iterable[str] | None = None,
@@ -209,9 +185,9 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
         con.execute(load_sql("assertions/_matcher_hits"))
     if plan.has("p_retrieval"):
         con.execute(load_sql("assertions/_retrieval"))
-    for name, table, where in _FAMILIES:
-        if plan.has(table, **where):
-            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{name}')}\n)")
+    for query in queries():
+        if plan.has(query.table, **dict(query.where)):
+            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{query.name}')}\n)")
     if plan.has("p_args_valid"):
         calls = _fetch(con, load_sql("assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)

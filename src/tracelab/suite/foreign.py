@@ -1,6 +1,6 @@
 """Suites of other tools, loaded unchanged: the agent-runtime harness's JSON and Assay's eval.yaml.
 
-Told apart by shape (suite.md §7); docs/suites.md documents each mapping.
+Told apart by shape (docs/suites.md §7); docs/suites.md documents each mapping.
 
 - Harness: JSON with top-level `cases` whose `expect` keys are camelCase (or
   whose cases carry `input`/`principal`). camelCase keys map onto §2; tracelab's
@@ -26,13 +26,13 @@ from tracelab.suite._parse import (
     check_pattern,
     expect_result_ids,
     merge_expect,
-    read_assertions,
     read_expect_values,
     read_rule,
     read_schema,
     resolve_file,
 )
 from tracelab.suite._source import Document, line_of, raw_of
+from tracelab.suite.families import read_assertions
 from tracelab.suite.model import (
     ArgsValid,
     Assertion,
@@ -55,7 +55,7 @@ Built = tuple[str, Callable[[str, str], Assertion]]
 
 
 def suite_kind(doc: Document) -> SuiteKind:
-    """Which loader reads `doc`: 'assay', 'harness' or 'tracelab' (suite.md §7)."""
+    """Which loader reads `doc`: 'assay', 'harness' or 'tracelab' (docs/suites.md §7)."""
     data = doc.data
     if "tests" in data and "cases" not in data:
         return "assay"

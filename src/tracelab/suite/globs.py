@@ -1,4 +1,4 @@
-"""Suite globs as RE2 patterns (suite.md §7, duckdb-notes §9).
+"""Suite globs as RE2 patterns (docs/suites.md §7, docs/duckdb-notes.md §9).
 
 A glob has `*`, `?`, `[...]` and `[!...]`, no escape character, and an
 unclosed `[` is a literal. DuckDB's GLOB disagrees on both points and LIKE

@@ -1,4 +1,4 @@
-"""The static sweep (suite.md §6): assertions that cannot fail, or cannot pass, on any trace.
+"""The static sweep (docs/suites.md §6): assertions that cannot fail, or cannot pass, on any trace.
 
 `lint_suite` reads only the loaded `Suite`; it never needs a store. `check`
 refuses a suite with findings unless `--allow-ineffective` (the CLI's job).
@@ -15,29 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tracelab.suite.model import (
-    AfterRule,
-    ArgsValid,
-    Assertion,
-    BeforeRule,
-    Case,
-    EventuallyRule,
-    MaxCallsRule,
-    MaxSteps,
-    MustCallTool,
-    MustNotCallTool,
-    NeverAfterRule,
-    RequireRule,
-    Retrieval,
-    Rule,
-    SequenceRule,
-    SequenceValid,
-    Suite,
-    ToolBlocklist,
-    ToolMatcher,
-    ToolSequence,
-    ToolStatus,
-)
+from tracelab.suite.families import FAMILIES
+from tracelab.suite.model import Assertion, Case, Suite, ToolMatcher
 
 if TYPE_CHECKING:
     import polars as pl
@@ -46,9 +25,6 @@ FindingKind = Literal["ineffective", "contradictory"]
 
 _TOOL_LISTS = ("tools_called", "confirmations_raised", "writes", "writes_allowed",
                "must_not_write")
-_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples",
-                          "default", "deprecated", "readOnly", "writeOnly", "format", "$defs",
-                          "definitions"})
 
 
 @dataclass(frozen=True)
@@ -116,66 +92,16 @@ def _case_findings(case: Case) -> Iterator[Finding]:
 
 def _assertion_findings(a: Assertion, called: dict[str, int]
                         ) -> Iterator[tuple[FindingKind, str]]:
-    for where, matcher in _matchers(a):
-        if matcher.tool == "":
+    family = FAMILIES[a.type]
+    for where, matcher in family.matchers(a):
+        yield from _matcher_findings(where, matcher)
+    yield from family.lint(a, called)
+
+
+def _matcher_findings(where: str, matcher: ToolMatcher) -> Iterator[tuple[FindingKind, str]]:
+    """An empty name or glob cannot match a call (docs/suites.md §8: in every branch of an any_of)."""
+    if all(b.tool == "" or b.tool_glob == "" for b in matcher.branches):
+        if matcher.any_of:
+            yield "ineffective", f"every branch of any_of has an empty tool name ({where})"
+        else:
             yield "ineffective", f"an empty tool name ({where})"
-    if isinstance(a, (ArgsValid, ToolStatus)) and a.tool == "":
-        yield "ineffective", "an empty tool name"
-    if isinstance(a, MustCallTool):
-        if a.min_calls == 0 and a.max_calls is None:
-            yield "ineffective", "min_calls 0 with no max_calls holds for every run"
-        if a.max_calls is not None and a.min_calls > a.max_calls:
-            yield "contradictory", f"min_calls {a.min_calls} is above max_calls {a.max_calls}"
-    elif isinstance(a, MustNotCallTool):
-        if a.matcher.plain and a.matcher.tool in called:
-            yield "contradictory", (f"{a.matcher.tool!r} is also in tools_called"
-                                    f"[{called[a.matcher.tool]}]: it must and must not be called")
-    elif isinstance(a, ToolSequence):
-        if not a.sequence and a.allow_other_tools:
-            yield "ineffective", "sequence: [] with allow_other_tools: true holds for every run"
-    elif isinstance(a, ToolBlocklist):
-        if not a.blocked:
-            yield "ineffective", "an empty blocked list blocks nothing"
-    elif isinstance(a, ArgsValid):
-        if a.schema is True or (isinstance(a.schema, dict) and set(a.schema) <= _ANNOTATIONS):
-            yield "ineffective", "the schema accepts every value ({} or true)"
-    elif isinstance(a, MaxSteps):
-        if a.kinds == ():
-            yield "ineffective", "kinds: [] counts no step"
-    elif isinstance(a, Retrieval):
-        if a.type == "retrieval_top" and not a.ids:
-            yield "ineffective", "ids: [] requires nothing"
-    elif isinstance(a, SequenceValid):
-        if not a.rules:
-            yield "ineffective", "rules: [] holds for every run"
-        for index, rule in enumerate(a.rules):
-            within = getattr(rule, "within", None)
-            if isinstance(rule, (AfterRule, EventuallyRule)) and within < 1:
-                yield "contradictory", f"rules[{index}] ({rule.type}): within {within} is below 1"
-
-
-def _matchers(a: Assertion) -> Iterator[tuple[str, ToolMatcher]]:
-    """(where, matcher) for every tool matcher of an assertion."""
-    if isinstance(a, (MustCallTool, MustNotCallTool)):
-        yield "tool", a.matcher
-    elif isinstance(a, ToolSequence):
-        for index, matcher in enumerate(a.sequence):
-            yield f"sequence[{index}]", matcher
-    elif isinstance(a, SequenceValid):
-        for index, rule in enumerate(a.rules):
-            for key, matcher in _rule_matchers(rule):
-                yield f"rules[{index}].{key}", matcher
-
-
-def _rule_matchers(rule: Rule) -> Iterator[tuple[str, ToolMatcher]]:
-    if isinstance(rule, (RequireRule, EventuallyRule, MaxCallsRule)):
-        yield "tool", rule.tool
-    elif isinstance(rule, BeforeRule):
-        yield from (("first", rule.first), ("then", rule.then))
-    elif isinstance(rule, AfterRule):
-        yield from (("trigger", rule.trigger), ("then", rule.then))
-    elif isinstance(rule, NeverAfterRule):
-        yield from (("trigger", rule.trigger), ("forbidden", rule.forbidden))
-    elif isinstance(rule, SequenceRule):
-        for index, matcher in enumerate(rule.tools):
-            yield f"tools[{index}]", matcher

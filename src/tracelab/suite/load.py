@@ -1,4 +1,4 @@
-"""Loading a suite file into the typed model (suite.md §1, §2, §3, §4, §7).
+"""Loading a suite file into the typed model (docs/suites.md §1, §2, §3, §4, §7).
 
 `load_suite` reads the file, tells the three suite kinds apart by shape
 (tracelab, the agent-runtime harness's JSON, Assay's eval.yaml), validates
@@ -21,11 +21,11 @@ from tracelab.suite._parse import (
     check_cases,
     expect_result_ids,
     merge_expect,
-    read_assertions,
     read_expect_values,
     read_select,
 )
 from tracelab.suite._source import Document, read_document
+from tracelab.suite.families import read_assertions
 from tracelab.suite.model import Case, Effect, Suite
 from tracelab.suite.where import SqlChecker
 

@@ -1,6 +1,6 @@
 """The typed suite model: what `load` produces and `compile` consumes.
 
-Every class mirrors a construct of suite.md; field names follow the YAML keys.
+Every class mirrors a construct of docs/suites.md; field names follow the YAML keys.
 Instances are immutable and carry no YAML/dict leftovers: loading validates
 everything (§1, §7) before one of these is built.
 """
@@ -14,26 +14,45 @@ Status = Literal["ok", "error", "denied", "missing"]
 Effect = Literal["read", "write"]
 SuiteKind = Literal["tracelab", "harness", "assay"]
 
+FROM_DEFINITIONS = "from_definitions"
+"""`args_valid.schema` that validates each call against its run's recorded `parameters`."""
+
 
 @dataclass(frozen=True)
 class ToolMatcher:
-    """A tool name, optionally narrowed by argument regexes and call statuses (suite.md §3)."""
+    """Which calls a tool field matches (docs/suites.md §3, §8).
 
-    tool: str
+    A tool name (`tool`) or a name glob (`tool_glob`), optionally narrowed by
+    argument patterns and call statuses; or `any_of`, a list of such matchers
+    of which any may match (then every other field is empty).
+    """
+
+    tool: str | None = None
+    """An exact tool name; None for a glob or an any_of matcher."""
     args_match: tuple[tuple[str, str], ...] = ()
-    """(ARG, RE2 pattern) pairs; every one must match."""
+    """(ARG, RE2 pattern) pairs; every one must match. An ARG given a list of patterns
+    appears once per pattern."""
     status: tuple[Status, ...] | None = None
     """Statuses that match; None = any status."""
+    tool_glob: str | None = None
+    """A case-sensitive glob over tool names, in place of `tool`."""
+    any_of: tuple[ToolMatcher, ...] = ()
+    """The branches of an any_of matcher (none of them an any_of)."""
 
     @property
     def plain(self) -> bool:
-        """True when the matcher is just a name (no args_match, no status)."""
-        return not self.args_match and self.status is None
+        """True when the matcher is just a name (no args_match, no status, no glob, no any_of)."""
+        return (self.tool is not None and not self.args_match and self.status is None)
+
+    @property
+    def branches(self) -> tuple[ToolMatcher, ...]:
+        """The matchers of an any_of, or this matcher alone."""
+        return self.any_of or (self,)
 
 
 @dataclass(frozen=True)
 class Select:
-    """Which stored runs a case covers (suite.md §1, §7). Absent keys do not filter."""
+    """Which stored runs a case covers (docs/suites.md §1, §7). Absent keys do not filter."""
 
     case_id: str | None = None
     agent: str | None = None
@@ -46,7 +65,7 @@ class Select:
 
 @dataclass(frozen=True)
 class Expect:
-    """The run-level vocabulary of suite.md §2, after `defaults` are merged."""
+    """The run-level vocabulary of docs/suites.md §2, after `defaults` are merged."""
 
     termination: tuple[str, ...] | None = None
     tools_called: tuple[str, ...] = ()
@@ -60,7 +79,7 @@ class Expect:
     max_steps: int | None = None
 
 
-# --- typed assertions (suite.md §3) -------------------------------------------------
+# --- typed assertions (docs/suites.md §3) -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -111,6 +130,17 @@ class ArgsValid(Assertion):
 
 
 @dataclass(frozen=True)
+class SchemaCheck:
+    """A compiled args_valid unit: what Python needs to validate the calls SQL hands it."""
+
+    case_id: str
+    assertion_id: str
+    tool: str
+    schema: Any
+    """A JSON Schema (dict or bool), or FROM_DEFINITIONS."""
+
+
+@dataclass(frozen=True)
 class ToolStatus(Assertion):
     tool: str
     """A name or glob; '*' matches every call, a nameless one included."""
@@ -144,7 +174,7 @@ class Retrieval(Assertion):
     content_contains: str | None = None
 
 
-# --- sequence rules (suite.md §4) -----------------------------------------------------
+# --- sequence rules (docs/suites.md §4) -----------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What `tracelab check` produces: verdict rows, case verdicts and summary counts.
 
 Rendering (text, JSON envelope, JUnit) and saving to `check_results` build on
-`CheckResult`; this module only computes (suite.md §5, cli-and-results.md).
+`CheckResult`; this module only computes (docs/suites.md §5, docs/cli.md).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class CaseVerdict:
 
 @dataclass(frozen=True)
 class Summary:
-    """The summary counts of `check --format json` (cli-and-results.md)."""
+    """The summary counts of `check --format json` (docs/cli.md)."""
 
     cases: int
     cases_passed: int
@@ -95,7 +95,7 @@ class CheckResult:
 
 def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
                  strict: bool) -> CheckResult:
-    """Case verdicts and summary counts from the verdict rows (suite.md §5).
+    """Case verdicts and summary counts from the verdict rows (docs/suites.md §5).
 
     Every selected run has at least one row (the always-on `undeclared_writes`),
     so the rows alone say which runs each case selected.

@@ -1,6 +1,6 @@
 """Checks that need DuckDB itself: `select.where` expressions and RE2 patterns.
 
-A `where` is one boolean expression over the columns of `episodes` (suite.md
+A `where` is one boolean expression over the columns of `episodes` (docs/suites.md
 §1, §7). It is checked twice at load, so that neither a hostile nor a mistyped
 expression reaches a check:
 

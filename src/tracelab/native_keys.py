@@ -1,0 +1,28 @@
+"""The keys a native record may carry (docs/trace-format.md §2): an episode's, and each step kind's.
+
+Ingest refuses (quarantines) a record with other keys; suites name step kinds
+(`trace_max_steps.kinds`). Kept apart from ingest so that loading a suite needs no store.
+"""
+from __future__ import annotations
+
+EPISODE_KEYS = frozenset({
+    "format", "episode_id", "agent", "agent_version", "model", "case_id", "principal", "input",
+    "output", "termination", "error", "reward", "started_at", "ended_at", "tags", "tools",
+    "steps", "meta",
+})
+_COMMON_STEP_KEYS = {"kind", "ts", "duration_ms", "meta"}
+STEP_KEYS: dict[str, frozenset[str]] = {
+    kind: frozenset(_COMMON_STEP_KEYS | set(keys))
+    for kind, keys in {
+        "system": ["text"], "user": ["text"], "assistant": ["text"], "error": ["text"],
+        "tool_call": ["name", "call_id", "args", "effect"],
+        "tool_result": ["call_id", "name", "text", "result", "status", "is_error", "error"],
+        "confirmation": ["name", "args", "text"],
+        "budget": ["steps_used", "tokens_used"],
+        "retrieval": ["data"],
+        "event": ["name", "data"],
+    }.items()
+}
+
+STEP_KINDS: tuple[str, ...] = tuple(STEP_KEYS)
+"""Every step kind, in the order above."""

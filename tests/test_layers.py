@@ -1,0 +1,52 @@
+"""The library never reaches up: which modules may import what (STYLE: layout and habits).
+
+Checked on the source (every import statement, lazy ones inside functions included) and,
+for loading a suite, on what a fresh interpreter actually imports.
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+SRC = REPO / "src" / "tracelab"
+MODULES = sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def imported(path) -> set[str]:
+    """Every module `path` imports, at the top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def rel(path) -> str:
+    return str(path.relative_to(SRC.parent))
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if "cli" not in p.relative_to(SRC).parts[:1]],
+                         ids=rel)
+def test_the_library_never_imports_click(path):
+    assert not {name for name in imported(path) if name.split(".")[0] == "click"}
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p.parent.name == "suite"] + [SRC / "check.py"],
+                         ids=rel)
+def test_suites_and_check_do_not_import_ingest(path):
+    assert "tracelab.ingest" not in imported(path)
+
+
+def test_loading_and_linting_a_suite_imports_no_ingest():
+    code = ("import sys\nfrom tracelab.suite import load_suite, lint_suite\n"
+            f"lint_suite(load_suite({str(REPO / 'sample_traces' / 'suite.yaml')!r}))\n"
+            "print(sorted(m for m in sys.modules if m in ('tracelab.ingest', 'click', 'pyarrow')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
