@@ -264,3 +264,24 @@ def test_an_earlier_store_is_upgraded_when_opened(tmp_path, write_jsonl):
         assert _calls(store) == {"a": ("write", "step"), "b": ("read", "definition")}
         assert store.sql("SELECT tool_name FROM executed_writes").rows() == [("a",)]
         assert store.effects.list().height == 0
+
+
+def test_the_readme_tour_declares_the_sample_effects(tmp_path):
+    from tests.conftest import REPO
+
+    db = str(tmp_path / "s.duckdb")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["ingest", "--store", db, str(REPO / "sample_traces")]).exit_code in (0, 2)
+    with open_store(db, read_only=True) as store:
+        before = store.sql("SELECT count(*) FROM executed_writes").item()
+        unknown_before = store.effects.unknown_calls()
+    result = runner.invoke(cli, ["effects", "import", "--store", db, str(REPO / "sample_traces" / "effects.yaml")])
+    assert result.exit_code == 0, result.output
+    with open_store(db, read_only=True) as store:
+        after = dict(store.sql("SELECT effect_source, count(*) FROM executed_writes GROUP BY 1").rows())
+        assert sum(v for k, v in after.items() if k != "registry") == before
+        assert after["registry"] > 0
+        left = store.effects.unknown()["tool_name"].to_list()
+        assert unknown_before > store.effects.unknown_calls() > 0
+    # the shell tools are left unknown on purpose (sample_traces/effects.yaml)
+    assert {"bash", "execute_bash"} <= set(left)
