@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adapter_bench  # noqa: E402
 import check_bench  # noqa: E402
 import cover_bench  # noqa: E402
+import effects_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
 from common import ROOT, machine, write_results  # noqa: E402
@@ -37,6 +38,8 @@ def main() -> None:
           f"{chk['ratio_vs_handwritten']}x the time of hand-written SQL ({chk['handwritten_sql'].seconds} s)")
     results["cover"] = cov = cover_bench.run(args.episodes)
     print(cover_bench.summary(cov))
+    results["effects"] = eff = effects_bench.run(args.episodes)
+    print(effects_bench.summary(eff))
     sizes = tuple(int(n) for n in args.scaling.split(",") if n.strip())
     if sizes:
         results["scaling"], results["memory"] = scale, memory = check_bench.scaling(sizes)
@@ -79,6 +82,8 @@ def write_markdown(results: dict) -> None:
         lines.append(check_row(results["check"]))
     if "cover" in results:
         lines.append(cover_bench.row(results["cover"]))
+    if "effects" in results:
+        lines.append(effects_bench.row(results["effects"]))
     if "scaling" in results:
         lines.append(scaling_row(results["scaling"]))
     if results.get("memory"):

@@ -79,4 +79,4 @@ def test_parquet_export_opens_as_read_only_store(tmp_path, write_jsonl):
         with pytest.raises(StoreError, match="a Parquet store is read-only"):
             pq.ingest([tmp_path])
     assert sorted(os.listdir(tmp_path / "pq")) == [
-        "episodes", "quarantine", "sources", "steps", "tool_calls", "tool_definitions"]
+        "episodes", "quarantine", "sources", "steps", "tool_calls", "tool_definitions", "tool_effects"]

@@ -3,8 +3,9 @@
 -- in suite order, for calls and definitions alike.
 
 -- chk_names: every tool name of the store (and of must_not_write) once, with its override
--- (NULL: none). Name patterns are matched here, once per distinct name, never once per call:
--- DuckDB compiles a pattern that is not a constant for every row it meets.
+-- (NULL: none) and the store's registry effect (view calls.sql; NULL: none). Name patterns are
+-- matched here, once per distinct name, never once per call: DuckDB compiles a pattern that is
+-- not a constant for every row it meets.
 CREATE OR REPLACE TEMP TABLE chk_names AS
 WITH names AS (
     SELECT DISTINCT tool_name AS name FROM tool_calls WHERE tool_name IS NOT NULL
@@ -12,10 +13,14 @@ WITH names AS (
     SELECT DISTINCT name FROM tool_definitions
     UNION
     SELECT tool FROM p_must_not_write
+), overrides AS (
+    SELECT n.name, first(t.effect ORDER BY t.is_glob, t.pos) AS override
+    FROM names n LEFT JOIN p_tools t ON regexp_full_match(n.name, t.regex)
+    GROUP BY n.name
 )
-SELECT n.name, first(t.effect ORDER BY t.is_glob, t.pos) AS override
-FROM names n LEFT JOIN p_tools t ON regexp_full_match(n.name, t.regex)
-GROUP BY n.name;
+SELECT o.name, o.override, r.effect AS registry
+FROM overrides o
+LEFT JOIN registry_effects((SELECT list(name) FROM names)) r ON r.name = o.name;
 
 -- chk_branch_names: the tool names each matcher branch can match (docs/suites.md §8): its exact name,
 -- or every stored name its glob matches (once per distinct name, as above).
@@ -26,15 +31,17 @@ SELECT b.branch_id, n.name
 FROM p_matcher_branches b JOIN chk_names n ON regexp_full_match(n.name, b.tool_re)
 WHERE b.tool_re IS NOT NULL;
 
+-- A call's effect (docs/trace-format.md §6): the suite's override, its recorded effect (step, then
+-- definition), the store's registry.
 CREATE OR REPLACE TEMP TABLE chk_calls AS
 SELECT c.episode_id, c.call_index, c.tool_name, c.args, c.args_text, c.status,
-       coalesce(o.override, c.effect) AS effect
+       coalesce(o.override, c.effect, o.registry) AS effect
 FROM tool_calls c
 LEFT JOIN chk_names o ON o.name = c.tool_name
 WHERE c.episode_id IN (SELECT episode_id FROM chk_runs);
 
 CREATE OR REPLACE TEMP TABLE chk_defs AS
-SELECT d.episode_id, d.position, d.name, coalesce(o.override, d.effect) AS effect, d.parameters
+SELECT d.episode_id, d.position, d.name, coalesce(o.override, d.effect, o.registry) AS effect, d.parameters
 FROM tool_definitions d
 LEFT JOIN chk_names o ON o.name = d.name
 WHERE d.episode_id IN (SELECT episode_id FROM chk_runs);

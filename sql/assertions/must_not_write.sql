@@ -1,13 +1,13 @@
 -- expect.must_not_write[i]: the tool has no executed write. A permission check.
 -- exercised (docs/suites.md §5): `no` when the tool is known unavailable, or no call of it resolved
--- to `write` and its effect (override, else its definition's) is `read`; `yes` when some call
+-- to `write` and its effect (override, else its definition's, else the registry's) is `read`; `yes` when some call
 -- resolved to `write` or it is available with effect `write`; otherwise `unknown`.
 WITH r AS (
     SELECT p.unit_id, s.episode_id, p.tool,
            NOT coalesce(t.exec_write, false) AS passed,
            chk_availability(t.n_calls, t.defined, u.tools_declared) AS availability,
            coalesce(t.call_write, false) AS call_write,
-           coalesce(o.override, t.def_effect) AS effect
+           coalesce(o.override, t.def_effect, o.registry) AS effect
     FROM p_must_not_write p
     JOIN chk_sel s ON s.case_id = p.case_id
     JOIN chk_runs u ON u.episode_id = s.episode_id

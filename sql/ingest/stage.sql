@@ -129,12 +129,18 @@ CREATE OR REPLACE TEMP TABLE stage_tools AS
 WITH unnested AS (
     SELECT line, tools, unnest(t) AS t, generate_subscripts(t, 1) - 1 AS position
     FROM (SELECT line, tools, from_json(tools, '[{
-              "name": "JSON", "description": "JSON", "effect": "JSON", "parameters": "JSON"
+              "name": "JSON", "description": "JSON", "effect": "JSON", "parameters": "JSON",
+              "annotations": "JSON"
           }]') AS t
           FROM stage WHERE tools IS NOT NULL)
 )
 SELECT line, position, tl_str(t.name) AS name, tl_str(t.description) AS description,
-       tl_str(t.effect) AS effect, t.parameters,
+       -- the recorded effect: its own, else its MCP annotations' (docs/trace-format.md §6): an annotations
+       -- object says `read` only with readOnlyHint JSON true, `write` otherwise ({} included)
+       coalesce(tl_str(t.effect), CASE WHEN tl_type(t.annotations) = 'an object' THEN
+           CASE WHEN json_extract(t.annotations, '$.readOnlyHint')::VARCHAR = 'true' THEN 'read' ELSE 'write' END
+       END) AS effect,
+       t.parameters, t.annotations,
        'tools[' || position || ']: ' || coalesce(
            -- as for steps: only a definition without a name can be something other than an object
            CASE WHEN t.name IS NULL AND json_type(tools, '$[' || position || ']') <> 'OBJECT'

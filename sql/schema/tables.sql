@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     status          VARCHAR NOT NULL,
     error           VARCHAR,
     effect          VARCHAR,
-    duration_ms     DOUBLE
+    duration_ms     DOUBLE,
+    effect_source   VARCHAR        -- where `effect` came from: 'step', 'definition' or NULL (§6)
 );
 
 CREATE TABLE IF NOT EXISTS tool_definitions (
@@ -63,7 +64,8 @@ CREATE TABLE IF NOT EXISTS tool_definitions (
     name        VARCHAR NOT NULL,
     description VARCHAR,
     effect      VARCHAR,
-    parameters  JSON
+    parameters  JSON,
+    annotations JSON
 );
 
 CREATE TABLE IF NOT EXISTS quarantine (

@@ -5,7 +5,7 @@ CREATE OR REPLACE MACRO tool_availability(tool) AS TABLE
 SELECT e.episode_id,
        tool AS tool_name,
        CASE
-           WHEN e.episode_id IN (SELECT episode_id FROM tool_calls WHERE tool_name = tool) THEN 'available'
+           WHEN e.episode_id IN (SELECT episode_id FROM calls WHERE tool_name = tool) THEN 'available'
            WHEN e.tools_declared
                 AND e.episode_id IN (SELECT episode_id FROM tool_definitions WHERE name = tool) THEN 'available'
            WHEN e.tools_declared THEN 'unavailable'

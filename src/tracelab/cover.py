@@ -402,7 +402,11 @@ def leaks(store: Store, verdicts: pl.DataFrame) -> pl.DataFrame:
 
 
 def executed_writes(store: Store, verdicts: pl.DataFrame) -> pl.DataFrame:
-    """The executed writes (recorded effects; a suite's `tools:` overrides aside) of the checked runs."""
+    """The executed writes of the checked runs.
+
+    They are those of the view `executed_writes`: recorded effects, else the store's registry;
+    a suite's `tools:` overrides aside.
+    """
     checked = verdicts.select("episode_id").unique()
     return (store.sql(_sql("executed_writes")).join(checked, on="episode_id", how="semi")
             .sort("episode_id", "call_index"))

@@ -19,6 +19,7 @@ from tracelab.sqlfiles import load_sql, run_script, sql_dir
 if TYPE_CHECKING:
     import polars as pl
 
+    from tracelab.effects import Effects
     from tracelab.ingest import FileReport, IngestReport
 
 SCHEMA_VERSION = "1"
@@ -26,9 +27,15 @@ DEFAULT_STORE = "tracelab.duckdb"
 DEFAULT_MEMORY_LIMIT = "1GB"
 """DuckDB's memory limit (TRACELAB_MEMORY_LIMIT overrides it). Python and DuckDB's unmanaged
 allocations come on top: at 1 GB, ingesting a 500 MB file peaks under 2 GB of RSS (BENCHMARKS.md)."""
-TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources")
+TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources", "tool_effects")
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
-VIEWS = ("executed_writes", "transcript", "tool_availability")
+VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
+"""In creation order: `executed_writes` and `tool_availability` read `calls`."""
+ADDED_TABLES = frozenset({"tool_effects"})
+"""Tables an earlier store or export may lack (sql/schema/<table>.sql): read as empty."""
+ADDED_COLUMNS = {"tool_calls": {"effect_source": "VARCHAR"}, "tool_definitions": {"annotations": "JSON"}}
+"""Columns added since schema version 1 was first written: an earlier store gains them
+(`_upgrade`), an earlier export reads them as NULL."""
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET"})
 """Statement types a read-only store runs (DESCRIBE, SHOW and SUMMARIZE are SELECTs)."""
 
@@ -68,6 +75,13 @@ class Store:
             kind = "a Parquet store" if self.parquet else "a store opened read-only"
             raise StoreError(f"{self.path}: {kind} is read-only; ingest into a DuckDB file store")
         return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress)
+
+    @property
+    def effects(self) -> Effects:
+        """The store's tool-effect registry (docs/trace-format.md §6): list, set, unset, load, unknown."""
+        from tracelab.effects import Effects
+
+        return Effects(self)
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pl.DataFrame:
         """Run one query with bound parameters; the result as a Polars DataFrame.
@@ -153,6 +167,8 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         return _open_parquet(target)
     if not target.exists() and (read_only or not create):
         raise StoreError(f"no store at {target}; run `tracelab ingest` first")
+    if read_only and target.exists():
+        _upgrade_in_place(target, wait)
     con = _connect(target, read_only=read_only, wait=wait)
     try:
         _configure(con)
@@ -163,6 +179,26 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         con.close()
         raise
     return Store(target, con, read_only=read_only, parquet=False)
+
+
+def _upgrade_in_place(target: Path, wait: float) -> None:
+    """Upgrade an earlier store before opening it read-only; a no-op for a current one.
+
+    Opening read-write only when needed: the check itself runs on a read-only connection,
+    so readers of a current store never take the writer's lock.
+    """
+    try:
+        with duckdb.connect(str(target), read_only=True) as probe:
+            if _stored_version(probe) != SCHEMA_VERSION or not _needs_upgrade(probe):
+                return
+    except duckdb.Error:
+        return  # the read-only open below reports it
+    con = _connect(target, read_only=False, wait=wait)
+    try:
+        _configure(con)
+        _bootstrap(con, target)
+    finally:
+        con.close()
 
 
 def _configure(con: duckdb.DuckDBPyConnection) -> None:
@@ -207,11 +243,39 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
         version = _stored_version(con)
         if version is None:
             con.execute(load_sql("schema/tables"))
+            for table in ADDED_TABLES:
+                run_script(con, f"schema/{table}")
             con.execute("INSERT OR IGNORE INTO tracelab_meta VALUES ('schema_version', ?)",
                         [SCHEMA_VERSION])
             _create_views(con)
+        elif version == SCHEMA_VERSION and _needs_upgrade(con):
+            _upgrade(con)
     except duckdb.Error as exc:
         raise StoreError(f"{target} cannot be initialised: {_first_line(exc)}") from None
+
+
+def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
+    """True for a store written before tool effects (docs/trace-format.md §6) had their table."""
+    return not con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tool_effects' AND NOT temporary"
+    ).fetchall()[0][0]
+
+
+def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
+    """Add what tool effects need to an earlier store, in one transaction (docs/trace-format.md §6)."""
+    con.begin()
+    try:
+        for table in ADDED_TABLES:
+            run_script(con, f"schema/{table}")
+        for table, columns in ADDED_COLUMNS.items():
+            for name, kind in columns.items():
+                con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
+        run_script(con, "schema/upgrade")
+        _create_views(con)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
 
 
 def _create_views(con: duckdb.DuckDBPyConnection) -> None:
@@ -244,7 +308,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: Path) -> None:
 
 
 def _open_parquet(folder: Path) -> Store:
-    missing = [t for t in TABLES if not (folder / t).is_dir()]
+    missing = [t for t in TABLES if t not in ADDED_TABLES and not (folder / t).is_dir()]
     if missing:
         raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
     import pyarrow.dataset as ds
@@ -253,10 +317,15 @@ def _open_parquet(folder: Path) -> Store:
     try:
         _configure(con)
         for table in TABLES:
+            if not (folder / table).is_dir():  # an export made before the table existed
+                run_script(con, f"schema/{table}")
+                continue
             partitioning = "hive" if table in PARTITIONED else None
-            con.register(f"_pq_{table}", ds.dataset(folder / table, format="parquet",
-                                                   partitioning=partitioning))
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM _pq_{table}")
+            dataset = ds.dataset(folder / table, format="parquet", partitioning=partitioning)
+            con.register(f"_pq_{table}", dataset)
+            added = "".join(f", NULL::{kind} AS {name}" for name, kind in ADDED_COLUMNS.get(table, {}).items()
+                            if name not in dataset.schema.names)
+            con.execute(f"CREATE VIEW {table} AS SELECT *{added} FROM _pq_{table}")
         con.execute("CREATE TABLE tracelab_meta (key VARCHAR, value VARCHAR)")
         con.execute("INSERT INTO tracelab_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         _create_views(con)

@@ -12,7 +12,8 @@ SELECT k.eid AS episode_id,
        coalesce(c.args_text, tl_text(c.data)) AS args_text,
        coalesce(r.text, tl_text(r.data)) AS result_text,
        coalesce(r.status, 'missing') AS status, r.error,
-       coalesce(c.effect, d.effect) AS effect, coalesce(r.duration_ms, c.duration_ms) AS duration_ms
+       coalesce(c.effect, d.effect) AS effect, coalesce(r.duration_ms, c.duration_ms) AS duration_ms,
+       CASE WHEN c.effect IS NOT NULL THEN 'step' WHEN d.effect IS NOT NULL THEN 'definition' END AS effect_source
 FROM stage_steps c
 JOIN stage_keep k USING (line)
 LEFT JOIN stage_pairs p ON p.line = c.line AND p.call_idx = c.idx

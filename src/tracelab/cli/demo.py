@@ -46,11 +46,25 @@ def demo(traces: str, store_path: str | None) -> None:
             click.echo(f"  {table:<17} {count:>8,}")
         click.secho("== executed writes (tool calls with effect write that ran)", bold=True)
         click.echo(render_table(store.sql(WRITES_SQL), color=False), nl=False)
+        _declare_effects(store, Path(traces) / "effects.yaml")
         click.secho(f"== which runs leaked a string containing {LEAK_NEEDLE!r}, and where", bold=True)
         click.echo(render_table(store.sql(LEAK_SQL, [LEAK_NEEDLE]), color=False), nl=False)
         suite = Path(traces) / "suite.yaml"
         if suite.is_file():
             _check(store, suite)
+
+
+def _declare_effects(store, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Declare TRACES/effects.yaml, when there is one, and show the executed writes it reveals."""
+    if not path.is_file():
+        return
+    before = store.sql("SELECT count(*) FROM executed_writes").item()
+    count = store.effects.load(path)
+    click.secho(f"== tracelab effects import {path} (what the sample tools do: {count} names and globs)",
+                bold=True)
+    after = store.sql("SELECT count(*) FROM executed_writes").item()
+    click.echo(f"executed writes: {before} before, {after} after; "
+               f"{store.effects.unknown_calls()} calls still have an unknown effect (`tracelab effects unknown`)")
 
 
 def _check(store, suite: Path) -> None:  # type: ignore[no-untyped-def]

@@ -98,7 +98,9 @@ def info(store_path: str | None) -> None:
     click.echo("formats: " + (", ".join(f"{k} ({v} files)" for k, v in summary["formats"]) or "none"))
     click.echo("agents:  " + (", ".join(f"{k or '(none)'} ({v})" for k, v in summary["agents"]) or "none"))
     click.echo(f"tools declared: {summary['declared']:,} episodes, unknown: {summary['undeclared']:,}")
-    click.echo(f"executed writes: {summary['writes']:,}")
+    unknown = summary["unknown_effect"]
+    click.echo(f"executed writes: {summary['writes']:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
+               "an unknown effect" + (": see `tracelab effects unknown`" if unknown else ""))
     if summary["tables"]["quarantine"]:
         click.echo('quarantine: tracelab sql "SELECT source_uri, line, reason FROM quarantine"')
 
@@ -119,7 +121,8 @@ def store_summary(store) -> dict:  # type: ignore[no-untyped-def]
     ).fetchall()[0]
     writes = con.execute("SELECT count(*) FROM executed_writes").fetchall()[0][0]
     return {"store": str(store.path), "tables": tables, "formats": formats, "agents": agents,
-            "declared": declared, "undeclared": undeclared, "writes": writes}
+            "declared": declared, "undeclared": undeclared, "writes": writes,
+            "unknown_effect": store.effects.unknown_calls()}
 
 
 @click.command()

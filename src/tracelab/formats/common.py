@@ -338,7 +338,9 @@ def result_failed(message: Record) -> bool:
 def tool_definition(
     name: Any, description: Any, parameters: Any, *holders: Record
 ) -> Record:
-    """A native tool definition. `effect` is the first `x-effect` (else `effect`) of `holders`."""
+    """A native tool definition. `effect` is the first `x-effect` (else `effect`) of `holders`;
+    `annotations` (MCP tool annotations) the first of `holders` that has them: SQL derives an
+    effect from them when none is recorded (docs/trace-format.md §6)."""
     definition: Record = {"name": name}
     if description is not None:
         definition["description"] = description
@@ -348,6 +350,10 @@ def tool_definition(
         effect = holder.get("x-effect", holder.get("effect"))
         if effect is not None:
             definition["effect"] = effect
+            break
+    for holder in holders:
+        if holder.get("annotations") is not None:
+            definition["annotations"] = holder["annotations"]
             break
     return definition
 
