@@ -12,6 +12,7 @@ HEADINGS = [
     "== ingest sample_traces",
     "== what is in the store",
     "== executed writes (tool calls with effect write that ran)",
+    "== tracelab effects import sample_traces/effects.yaml (what the sample tools do: 24 names and globs)",
     "== which runs leaked a string containing 'sk-live-', and where",
     "== tracelab cover sample_traces/suite.yaml (what could not have failed)",
     "== tracelab check sample_traces/suite.yaml",
@@ -27,7 +28,7 @@ def test_demo_shows_ingest_counts_writes_leaks_coverage_and_the_check(tmp_path, 
 
     assert result.exit_code == 0, result.output  # failing sample cases are the point: still 0
     assert [line for line in lines if line.startswith("== ")] == HEADINGS
-    assert lines[1] == "68 episodes added, 0 skipped, 18 quarantined, 2 files not traces"
+    assert lines[1] == "68 episodes added, 0 skipped, 18 quarantined, 3 files not traces"
     assert lines[3:9] == [
         "  episodes                68",
         "  steps                  422",
@@ -38,14 +39,17 @@ def test_demo_shows_ingest_counts_writes_leaks_coverage_and_the_check(tmp_path, 
     ]
     writes = lines[lines.index(HEADINGS[2]) + 1:lines.index(HEADINGS[3])]
     assert writes[-1] == "(13 rows)"
-    leaks = lines[lines.index(HEADINGS[3]) + 1:lines.index(HEADINGS[4])]
+    # the samples' declared effects reveal the writes their formats never recorded
+    assert lines[lines.index(HEADINGS[3]) + 1] == (
+        "executed writes: 13 before, 23 after; 9 calls still have an unknown effect (`tracelab effects unknown`)")
+    leaks = lines[lines.index(HEADINGS[4]) + 1:lines.index(HEADINGS[5])]
     # where each leak is (run and origin), never the text around it
     assert [line.split() for line in leaks] == [
         ["episode_id", "origin"], ["bk-006", "step.error"], ["ed-005", "step.data"],
         ["sp-003", "step.data"], ["(3", "rows)"]]
-    cover = lines[lines.index(HEADINGS[4]) + 1]
+    cover = lines[lines.index(HEADINGS[5]) + 1]
     assert cover == "sample-agents: exercise coverage of 172 assertions in 13 cases over 36 runs"
-    check = lines[lines.index(HEADINGS[5]) + 1:]
+    check = lines[lines.index(HEADINGS[6]) + 1:]
     assert check[0] == "sample-agents: 7/13 cases passed, 26/36 runs"
     assert check[1] == "  FAIL  roster-other-org (2/3 runs; a permission boundary was crossed)"
     assert sum(line.startswith("  FAIL  ") for line in check) == 6
