@@ -127,9 +127,10 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
     missing = [case.id for case in chosen if case.id not in (checked or [])]
     if missing:
         raise UsageError(f"--since {run_id}: that run did not check case {missing[0]!r}; run a full check first")
+    from tracelab.saved import result_columns
+
     carried = store.sql(
-        "SELECT case_id, assertion_id, assertion_type, episode_id, passed, exercised, reason "
-        "FROM check_results WHERE run_id = ? AND list_contains(?, case_id)",
+        f"SELECT {result_columns(store.con)} FROM check_results WHERE run_id = ? AND list_contains(?, case_id)",
         [run_id, [case.id for case in chosen]],
     )
     return started, carried

@@ -210,6 +210,8 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
             con.execute("INSERT OR IGNORE INTO tracelab_meta VALUES ('schema_version', ?)",
                         [SCHEMA_VERSION])
             _create_views(con)
+        elif version == SCHEMA_VERSION:
+            run_script(con, "schema/upgrade")
     except duckdb.Error as exc:
         raise StoreError(f"{target} cannot be initialised: {_first_line(exc)}") from None
 
