@@ -4,12 +4,10 @@
 -- (unit_id, episode_id, needle, step_idx, origin, rank). Never the fragment's text.
 -- rank orders a run's fragments as the run went: its input, then its steps by idx, then its
 -- output and its error; the first (rank 1) is the leak's location.
--- Only the runs of loc_leaks are read: their ids come as $episodes so the filter reaches the
--- steps scan under the view (a join alone would build the transcript of every stored run).
+-- loc_transcript is the `transcript` view over the runs of loc_leaks only (scope.sql).
 WITH fragments AS (
     SELECT episode_id, origin, idx, lower(text) AS ltext
-    FROM transcript
-    WHERE list_contains($episodes, episode_id)
+    FROM loc_transcript
 )
 SELECT l.unit_id, l.episode_id, l.needle, f.idx AS step_idx, f.origin,
        row_number() OVER (

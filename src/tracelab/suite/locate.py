@@ -7,11 +7,12 @@ its string, named by the fragment's step and origin, never its text.
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from tracelab.sqlfiles import load_sql
+from tracelab.sqlfiles import load_sql, run_script
 
 if TYPE_CHECKING:
     import duckdb
@@ -41,11 +42,23 @@ def leak_fragments(con: duckdb.DuckDBPyConnection, leaks: pl.DataFrame) -> pl.Da
         return pl.DataFrame(schema=_FOUND_SCHEMA)
     con.register("loc_leaks", leaks.to_arrow())
     try:
-        found = pl.DataFrame(con.sql(load_sql("location/leaks"),
-                                     params={"episodes": leaks["episode_id"].unique().to_list()}))
+        run_script(con, "location/scope")
+        con.execute(_scoped_transcript())
+        found = pl.DataFrame(con.sql(load_sql("location/leaks")))
     finally:
+        run_script(con, "location/cleanup")
         con.unregister("loc_leaks")
     return found.cast(_FOUND_SCHEMA) if found.height else pl.DataFrame(schema=_FOUND_SCHEMA)  # type: ignore[arg-type]
+
+
+def _scoped_transcript() -> str:
+    """The `transcript` view's own query (sql/views/transcript.sql) as temp view loc_transcript
+    over loc_episodes and loc_steps: one definition of the transcript, read over a few runs."""
+    text = load_sql("views/transcript")
+    head = "CREATE OR REPLACE VIEW transcript AS"
+    scoped, replaced = re.subn(r"\bFROM (episodes|steps)\b", r"FROM loc_\1", text)
+    assert text.count(head) == 1 and replaced == text.count("FROM episodes") + text.count("FROM steps") > 0
+    return scoped.replace(head, "CREATE OR REPLACE TEMP VIEW loc_transcript AS")
 
 
 def locate_leaks(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame, needles: pl.DataFrame) -> pl.DataFrame:

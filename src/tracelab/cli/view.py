@@ -1,0 +1,6 @@
+"""`tracelab view`."""
+from __future__ import annotations
+
+import click
+
+COMMANDS: list[click.Command] = []
