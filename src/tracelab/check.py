@@ -141,9 +141,11 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con = store.con
     con.begin()
     try:
-        con.execute("INSERT INTO check_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+        con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
+                    "since_run, failed_cases) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, suite.name, suite.sha256, started, elapsed_ms,
-                     [case.id for case in result.cases], since])
+                     [case.id for case in result.cases], since,
+                     [case.id for case in result.cases if not case.passed]])
         import polars as pl
 
         from tracelab.ingest import insert_arrow  # here: a check that does not save needs no ingest

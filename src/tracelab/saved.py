@@ -30,6 +30,19 @@ def result_columns(con: duckdb.DuckDBPyConnection) -> str:
                      for name in RESULT_COLUMNS)
 
 
+def failed_cases(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | None:
+    """The cases saved check `run_id` failed; None when the check was saved without them."""
+    if not _has_column(con, "check_runs", "failed_cases"):
+        return None
+    rows = con.execute("SELECT failed_cases FROM check_runs WHERE run_id = ?", [run_id]).fetchall()
+    return None if not rows or rows[0][0] is None else list(rows[0][0])
+
+
+def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ? "
+                            "AND NOT internal", [table, column]).fetchall()[0][0])
+
+
 def has_saved_checks(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the store has the `check_runs` table at all (a Parquet store may not)."""
     return bool(con.execute(
@@ -60,4 +73,4 @@ def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str
     return found, suite, elapsed_ms
 
 
-__all__ = ["RESULT_COLUMNS", "has_saved_checks", "resolve_run", "result_columns"]
+__all__ = ["RESULT_COLUMNS", "failed_cases", "has_saved_checks", "resolve_run", "result_columns"]

@@ -279,10 +279,16 @@ class _shown:
         self.con.unregister("show_runs")
 
 
-def withheld_notice(strings: Iterable[str]) -> str:
+FIELD_LABELS = {"data": "args/data", "text": "text", "error": "error", "name": "name", "input": "input",
+                "output": "output"}
+
+
+def withheld_notice(strings: Iterable[str], field: str | None = None) -> str:
     """What a renderer writes in place of a withheld field: which leaked strings it holds."""
+    strings = list(strings)
     names = ", ".join(json.dumps(s, ensure_ascii=False) for s in strings)
-    return f"[withheld: holds the leaked string {names}]"
+    what = f"{FIELD_LABELS.get(field, field)} withheld" if field else "withheld"
+    return f"[{what}: it holds the leaked string{'s' if len(strings) > 1 else ''} {names}]"
 
 
 __all__ = ["Failure", "Run", "Step", "check_leaked_strings", "checked_runs", "leaked_string", "load_runs",

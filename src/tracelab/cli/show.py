@@ -83,7 +83,7 @@ def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
     for name in ("output", "error"):
         value = getattr(run, name)
         if name in run.withheld:
-            parts.append(Text(f"{name}: ").append(_notice(run.withheld[name])))
+            parts.append(Text(f"{name}: ").append(_notice(run.withheld[name], name)))
         elif value:
             parts.append(Text(f"{name}: ", style="bold").append(value if full else _one_line(value)))
     return parts
@@ -113,7 +113,7 @@ def _content(step: Step, full: bool) -> Text:
     from rich.text import Text
 
     text = Text()
-    pieces: list[Text | str] = [_notice(step.withheld[name]) for name in ("data", "text", "error")
+    pieces: list[Text | str] = [_notice(step.withheld[name], name) for name in ("data", "text", "error")
                                 if name in step.withheld]
     shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
     pieces += [value if full else _one_line(value) for value in shown if value]
@@ -127,15 +127,15 @@ def _content(step: Step, full: bool) -> Text:
 
 
 def _withheld_or(step: Step, name: str, value: str) -> Text | str:
-    return _notice(step.withheld[name]) if name in step.withheld else value
+    return _notice(step.withheld[name], name) if name in step.withheld else value
 
 
-def _notice(strings: tuple[str, ...]) -> Text:
+def _notice(strings: tuple[str, ...], field: str) -> Text:
     from rich.text import Text
 
     from tracelab.show import withheld_notice
 
-    return Text(withheld_notice(strings), style="bold yellow")
+    return Text(withheld_notice(strings, field), style="bold yellow")
 
 
 def _one_line(value: str) -> str:
