@@ -182,7 +182,7 @@ def check_leaked_strings(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[s
 def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
               failures: pl.DataFrame | None = None, needles: Iterable[str] = (),
               check_run_id: str | None = None, checked: Iterable[str] = ()) -> dict[str, Run]:
-    """The stored runs among `episode_ids`, by id: three queries whatever their number.
+    """The stored runs among `episode_ids`, by id: a few queries whatever their number.
 
     Args:
         con: a store's connection.
@@ -195,9 +195,9 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
     needles = tuple(dict.fromkeys(n for n in needles if n))
     checked = frozenset(checked)
     with _shown(con, episode_ids):
-        heads = pl.DataFrame(con.sql(load_sql("show/episodes")))
-        steps = pl.DataFrame(con.sql(load_sql("show/steps")))
-    holding = _holding(con, list(heads["episode_id"]) if heads.height else [], needles)
+        heads = _held(pl.DataFrame(con.sql(load_sql("show/episodes"))), RUN_FIELDS, needles)
+        steps = _held(pl.DataFrame(con.sql(load_sql("show/steps"))), STEP_FIELDS, needles)
+    holding = _holding(con, failures)
     by_run: dict[str, list[Failure]] = {}
     if failures is not None:
         for row in failures.iter_rows(named=True):
@@ -210,13 +210,13 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
     for head in heads.iter_rows(named=True):
         episode_id = head["episode_id"]
         run_failures = tuple(by_run.get(episode_id, ()))
-        run_withheld = _withheld(head, RUN_FIELDS, holding.get((episode_id, None), {}), needles)
+        run_withheld = _withheld(head, RUN_FIELDS, holding.get((episode_id, None), {}))
         runs[episode_id] = Run(
             episode_id=episode_id, agent=head["agent"], agent_version=head["agent_version"],
             model=head["model"], case_id=head["case_id"], termination=head["termination"],
             reward=head["reward"], n_steps=head["n_steps"],
             **{name: None if name in run_withheld else head[name] for name in RUN_FIELDS},
-            steps=tuple(_step(row, holding.get((episode_id, row["idx"]), {}), needles, run_failures)
+            steps=tuple(_step(row, holding.get((episode_id, row["idx"]), {}), run_failures)
                         for row in step_rows.get(episode_id, ())),
             failures=run_failures, withheld=run_withheld, check_run_id=check_run_id,
             checked=episode_id in checked,
@@ -224,40 +224,75 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
     return runs
 
 
-def _step(row: dict, holding: dict[str, set[str]], needles: tuple[str, ...],
-          failures: tuple[Failure, ...]) -> Step:
-    withheld = _withheld(row, STEP_FIELDS, holding, needles)
+def _step(row: dict, holding: dict[str, set[str]], failures: tuple[Failure, ...]) -> Step:
+    withheld = _withheld(row, STEP_FIELDS, holding)
     values = {name: None if name in withheld else row[name] for name in STEP_FIELDS}
     return Step(idx=row["idx"], kind=row["kind"], status=row["status"], effect=row["effect"],
                 duration_ms=row["duration_ms"], withheld=withheld,
-                failures=tuple(f for f in failures if f.step_idx == row["idx"]), **values)
+                failures=tuple(f for f in failures if f.step_idx == row["idx"]) if failures else (), **values)
 
 
-def _withheld(row: dict, fields: tuple[str, ...], holding: dict[str, set[str]],
-              needles: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """Fields of `row` that hold a needle: as the transcript search found, or by their stored text."""
+def _withheld(row: dict, fields: tuple[str, ...], holding: dict[str, set[str]]) -> dict[str, tuple[str, ...]]:
+    """Fields of `row` that hold a needle: as the transcript search found, or by their text (`_held`)."""
+    if not holding and not row["_held"]:
+        return {}
     out: dict[str, tuple[str, ...]] = {}
     for name in fields:
-        value = row[name]
-        found = set(holding.get(name, ()))
-        if value is not None:
-            lowered = value.lower()
-            found.update(n for n in needles if n.lower() in lowered)
+        found = set(holding.get(name, ())).union(row[f"held_{name}"] or ())
         if found:
             out[name] = tuple(sorted(found))
     return out
 
 
-def _holding(con: duckdb.DuckDBPyConnection, episode_ids: list[str], needles: tuple[str, ...]
+def _held(frame: pl.DataFrame, fields: tuple[str, ...], needles: tuple[str, ...]) -> pl.DataFrame:
+    """`held_<field>`: the needles each field's text holds, case-insensitively; a JSON document
+    is searched as stored and with its escapes decoded (``\\u00df`` for ß)."""
+    def holds(column: pl.Expr) -> pl.Expr:
+        lowered = column.str.to_lowercase()
+        hits = [pl.when(lowered.str.contains(n.lower(), literal=True)).then(pl.lit(n)) for n in needles]
+        return pl.concat_list(hits).list.drop_nulls() if hits else pl.lit(None, pl.List(pl.Utf8))
+
+    if "data" in fields and needles:
+        # decoding is for the few documents with an escape; the others are their decoded selves
+        escaped = frame["data"].str.contains("\\", literal=True).fill_null(False)
+        decoded = frame["data"].to_list()
+        for i in escaped.arg_true().to_list():
+            decoded[i] = _decoded(decoded[i])
+        frame = frame.with_columns(pl.Series("_decoded", decoded, dtype=pl.Utf8))
+    columns = []
+    for name in fields:
+        found = holds(pl.col(name))
+        if name == "data" and needles:
+            found = pl.concat_list(found, holds(pl.col("_decoded"))).list.unique()
+        columns.append(found.alias(f"held_{name}"))
+    frame = frame.with_columns(columns).drop("_decoded", strict=False)
+    if not needles:
+        return frame.with_columns(_held=pl.lit(False))
+    return frame.with_columns(_held=pl.any_horizontal(pl.col(f"held_{name}").list.len() > 0 for name in fields))
+
+
+def _decoded(document: str) -> str:
+    """A JSON document's text with its escapes decoded (itself when it has none or is not JSON)."""
+    if "\\" not in document:
+        return document
+    try:
+        return json.dumps(json.loads(document), ensure_ascii=False)
+    except ValueError:
+        return document
+
+
+def _holding(con: duckdb.DuckDBPyConnection, failures: pl.DataFrame | None
              ) -> dict[tuple[str, int | None], dict[str, set[str]]]:
-    """(run, step idx or None for the episode) -> field -> the needles its fragments hold."""
-    if not needles or not episode_ids:
+    """(run, step idx or None for the episode) -> field -> the strings it holds, for every leak
+    the check found in these runs, located as must_not_leak searched (the transcript)."""
+    if failures is None or failures.height == 0:
         return {}
     from tracelab.suite.locate import leak_fragments
 
-    pairs = pl.DataFrame({"episode_id": episode_ids}).join(
-        pl.DataFrame({"needle": list(needles)}), how="cross").with_columns(unit_id=pl.lit(0, pl.Int64))
-    found = leak_fragments(con, pairs)
+    leaks = (failures.filter(pl.col("assertion_type") == "must_not_leak")
+             .select("episode_id", needle=pl.col("reason").map_elements(leaked_string, return_dtype=pl.Utf8))
+             .drop_nulls().unique().with_columns(unit_id=pl.lit(0, pl.Int64)))
+    found = leak_fragments(con, leaks)
     out: dict[tuple[str, int | None], dict[str, set[str]]] = {}
     for row in found.iter_rows(named=True):
         fields = out.setdefault((row["episode_id"], row["step_idx"]), {})

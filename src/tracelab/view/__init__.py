@@ -131,7 +131,11 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     runs = load_runs(con, episode_ids, failures=failures, needles=check_leaked_strings(con, run_id),
                      check_run_id=run_id, checked=episode_ids)
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(assertions["case_id"].to_list()))
-    cases = [_case(case_id, counts.get(case_id), failed, assertions, shown, reasons, failures)
+    by_case = {name: _parts(frame, "case_id") for name, frame in
+               (("assertions", assertions), ("shown", shown), ("reasons", reasons), ("failures", failures))}
+    cases = [_case(case_id, counts.get(case_id), failed,
+                   *(by_case[name].get(case_id, empty[:0]) for name, empty in
+                     (("assertions", assertions), ("shown", shown), ("reasons", reasons), ("failures", failures))))
              for case_id in case_ids]
     cases.sort(key=lambda c: (c.passed, not c.permission))  # failing first, permission failures first
     return Report(run_id=run_id, suite=head["suite"], started_at=head["started_at"],
@@ -154,22 +158,27 @@ def write_report(report: Report, output: str | os.PathLike[str]) -> int:
 
 def _case(case_id: str, counts: dict[str, Any] | None, failed: list[str] | None, assertions: pl.DataFrame,
           shown: pl.DataFrame, reasons: pl.DataFrame, failures: pl.DataFrame) -> CaseRow:
-    mine = shown.filter(pl.col("case_id") == case_id)
-    case_failures = failures.filter(pl.col("case_id") == case_id)
+    mine = shown
+    failing = {key: list(frame["episode_id"]) for key, frame in _parts(failures, "assertion_id").items()}
+    why: dict[str, list[Reason]] = {}
+    for r in reasons.sort("runs", descending=True).iter_rows(named=True):
+        why.setdefault(r["assertion_id"], []).append(Reason(r["reason"], r["runs"], tuple(r["sample"])))
     rows = []
-    for a in assertions.filter(pl.col("case_id") == case_id).iter_rows(named=True):
-        key = (pl.col("case_id") == case_id) & (pl.col("assertion_id") == a["assertion_id"])
+    for a in assertions.iter_rows(named=True):
         rows.append(AssertionRow(
             a["assertion_id"], a["assertion_type"], a["runs"], a["passed"], a["yes"], a["no"], a["unknown"],
-            failing_runs=tuple(case_failures.filter(pl.col("assertion_id") == a["assertion_id"])["episode_id"]),
-            reasons=tuple(Reason(r["reason"], r["runs"], tuple(r["sample"]))
-                          for r in reasons.filter(key).sort("runs", descending=True).iter_rows(named=True))))
+            failing_runs=tuple(failing.get(a["assertion_id"], ())), reasons=tuple(why.get(a["assertion_id"], ()))))
     runs = counts["runs"] if counts else 0
     runs_passed = counts["runs_passed"] if counts else 0
     permission = bool(counts and counts["permission"])
     passed = case_id not in failed if failed is not None else (runs > 0 and runs_passed == runs)
     return CaseRow(case_id, runs, runs_passed, int(counts["failed"]) if counts else 0, passed, permission,
                    tuple(rows), tuple(mine["episode_id"]), int(mine["total"][0]) if mine.height else 0)
+
+
+def _parts(frame: pl.DataFrame, column: str) -> dict[str, pl.DataFrame]:
+    """`frame` split by the values of `column` (one pass, not a filter per value)."""
+    return {key[0]: part for key, part in frame.partition_by(column, as_dict=True, maintain_order=True).items()}
 
 
 def _summary(con: duckdb.DuckDBPyConnection, run_id: str, cases: list[CaseRow]) -> dict[str, int]:

@@ -6,7 +6,6 @@ A Content-Security-Policy of ``default-src 'none'`` keeps the browser from fetch
 """
 from __future__ import annotations
 
-import json
 from functools import cache
 from html import escape
 from importlib.resources import files
@@ -42,7 +41,7 @@ def render_html(report: Report) -> str:
         _summary(report), _cases(report), _matrix(report),
         '<section id="run"><h2>Run</h2><div id="run-view"></div></section>',
         "</main>",
-        f'<script type="application/json" id="tl-runs">{_json({"runs": _runs(report)})}</script>',
+        f'<script type="application/json" id="tl-runs">{_json(_runs(report))}</script>',
         f"<script>{_asset('report.js')}</script></body></html>\n",
     ]
     return "".join(parts)
@@ -55,7 +54,9 @@ def _asset(name: str) -> str:
 
 def _json(value: Any) -> str:
     """JSON safe inside a <script> element: no `<`, `>` or `&` that could end or open a tag."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    import orjson
+
+    text = orjson.dumps(value).decode()
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -182,41 +183,67 @@ def _shade(share: float | None) -> str:
     return f"hsl(140,55%,{light}%)"
 
 
+class _Strings:
+    """A string table: each distinct text once in the file, steps refer to it by position
+    (system prompts, tool names and reasons repeat across thousands of steps)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, value: str | None) -> int | None:
+        if value is None:
+            return None
+        found = self.index.get(value)
+        if found is None:
+            found = self.index[value] = len(self.index)
+        return found
+
+    @property
+    def table(self) -> list[str]:
+        return list(self.index)
+
+
 def _runs(report: Report) -> dict[str, Any]:
-    return {episode_id: _run(run) for episode_id, run in report.runs.items()}
+    """The runs as the script reads them: {"s": [strings], "runs": {id: run}}; every text of a
+    run is a position in "s" (see report.js)."""
+    s = _Strings()
+    runs = {episode_id: _run(run, s) for episode_id, run in report.runs.items()}
+    return {"s": s.table, "runs": runs}
 
 
-def _run(run: Run) -> dict[str, Any]:
-    head = [["agent", run.agent], ["version", run.agent_version], ["model", run.model], ["case", run.case_id],
-            ["termination", run.termination], ["reward", run.reward], ["steps", run.n_steps]]
+def _run(run: Run, s: _Strings) -> dict[str, Any]:
+    reward = None if run.reward is None else f"{run.reward:g}"
+    head = [[s("agent"), s(run.agent)], [s("version"), s(run.agent_version)], [s("model"), s(run.model)],
+            [s("case"), s(run.case_id)], [s("termination"), s(run.termination)], [s("reward"), s(reward)],
+            [s("steps"), s(str(run.n_steps))]]
     tail = []
     for name in ("output", "error"):
         if name in run.withheld:
-            tail.append([name, [{"w": _notice(run.withheld[name], name)}]])
+            tail.append([s(name), [{"w": s(_notice(run.withheld[name], name))}]])
         elif getattr(run, name):
-            tail.append([name, _clip(getattr(run, name))])
-    return {"head": head, "whole": [[f.assertion_id, f.reason] for f in run.run_failures],
-            "steps": [_step(step) for step in run.steps], "tail": tail}
+            tail.append([s(name), _clip(getattr(run, name), s)])
+    return {"head": head, "whole": [[s(f.assertion_id), s(f.reason)] for f in run.run_failures],
+            "steps": [_step(step, s) for step in run.steps], "tail": tail}
 
 
-def _step(step: Step) -> list[Any]:
-    parts: list[Any] = [{"w": _notice(step.withheld[name], name)} for name in ("data", "text", "error")
+def _step(step: Step, s: _Strings) -> list[Any]:
+    parts: list[Any] = [{"w": s(_notice(step.withheld[name], name))} for name in ("data", "text", "error")
                         if name in step.withheld]
     shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
     for value in shown:
         if value:
-            parts += ([" "] if parts else []) + _clip(value)
+            parts += _clip(value, s)
     if step.error:
-        parts += [" ", {"e": 1}, " "] + _clip(step.error)
-    name = _notice(step.withheld["name"], "name") if "name" in step.withheld else step.name
-    return [step.idx, step.kind, name, step.status, step.effect, parts,
-            [[f.assertion_id, f.reason] for f in step.failures]]
+        parts += [{"e": 1}, *_clip(step.error, s)]
+    name = s(_notice(step.withheld["name"], "name")) if "name" in step.withheld else s(step.name)
+    failures = [[s(f.assertion_id), s(f.reason)] for f in step.failures] if step.failures else 0
+    return [step.idx, s(step.kind), name, s(step.status), s(step.effect), parts, failures]
 
 
-def _clip(value: str) -> list[Any]:
+def _clip(value: str, s: _Strings) -> list[Any]:
     if len(value) <= CLIP:
-        return [value]
-    return [value[:CLIP], {"c": len(value) - CLIP}]
+        return [s(value)]
+    return [s(value[:CLIP]), {"c": len(value) - CLIP}]
 
 
 def _notice(strings: tuple[str, ...], field: str) -> str:

@@ -1,8 +1,10 @@
 // tracelab view: opens a run's timeline from the embedded data (no network, no external file).
 (function () {
   "use strict";
-  var RUNS = JSON.parse(document.getElementById("tl-runs").textContent);
-  // a step: [idx, kind, tool, status, effect, content, [[assertion, reason], ...]]
+  var DATA = JSON.parse(document.getElementById("tl-runs").textContent);
+  var S = DATA.s;  // the string table: every text of a run is a position in it
+  var RUNS = DATA.runs;
+  function str(i) { return i === null || i === undefined ? "" : S[i]; }
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -17,20 +19,21 @@
     return value ? el("span", {"class": "badge " + value}, [value]) : document.createTextNode("");
   }
 
-  // content: [text, ...] where a {w: "..."} item is a withheld notice and {c: n} says n characters were clipped
-  function content(parts) {
-    var td = el("td", {"class": "content"});
-    (parts || []).forEach(function (p) {
-      if (typeof p === "string") td.appendChild(document.createTextNode(p));
-      else if (p.w) td.appendChild(el("span", {"class": "withheld"}, [p.w]));
-      else if (p.c) td.appendChild(el("span", {"class": "clipped"}, [" … " + p.c + " more characters (tracelab show --full)"]));
-      else if (p.e) td.appendChild(el("span", {"class": "badge error"}, ["error"]));
+  // content parts: a number is a text; {w: text} a withheld notice; {c: n}: n more characters
+  // were clipped; {e: 1}: the step's error follows
+  function fill(node, parts) {
+    (parts || []).forEach(function (p, i) {
+      if (i > 0 && p.c === undefined) node.appendChild(document.createTextNode("  "));
+      if (typeof p === "number") node.appendChild(document.createTextNode(S[p]));
+      else if (p.w !== undefined) node.appendChild(el("span", {"class": "withheld"}, [S[p.w]]));
+      else if (p.c !== undefined) node.appendChild(el("span", {"class": "clipped"}, [" … " + p.c + " more characters (tracelab show --full)"]));
+      else if (p.e) node.appendChild(el("span", {"class": "badge error"}, ["error"]));
     });
-    return td;
+    return node;
   }
 
   function renderRun(id) {
-    var run = RUNS.runs[id];
+    var run = RUNS[id];
     var view = document.getElementById("run-view");
     view.textContent = "";
     if (!run) {
@@ -39,34 +42,32 @@
     }
     var head = el("div", {"class": "runhead", "id": "run-head", "data-run": id}, [el("h3", {}, ["Run ", el("span", {"class": "id"}, [id])])]);
     run.head.forEach(function (kv) {
-      head.appendChild(el("span", {}, [el("span", {"class": "muted"}, [kv[0] + " "]), kv[1] === null ? "-" : String(kv[1])]));
+      head.appendChild(el("span", {}, [el("span", {"class": "muted"}, [str(kv[0]) + " "]), kv[1] === null ? "-" : str(kv[1])]));
     });
     head.appendChild(el("a", {"href": "#cases"}, ["back to the cases"]));
     view.appendChild(head);
     run.whole.forEach(function (f) {
-      view.appendChild(el("div", {"class": "runfail"}, ["✗ whole run: ", el("span", {"class": "id"}, [f[0]]), "  " + (f[1] || "")]));
+      view.appendChild(el("div", {"class": "runfail"}, ["✗ whole run: ", el("span", {"class": "id"}, [str(f[0])]), "  " + str(f[1])]));
     });
     var table = el("table", {"class": "timeline"});
     ["idx", "kind", "tool", "st", "eff", "content", "why"].forEach(function (c) { table.appendChild(el("col", {"class": c})); });
     table.appendChild(el("thead", {}, [el("tr", {}, ["idx", "kind", "tool", "status", "effect", "args / text", "failed assertions"].map(function (h) { return el("th", {}, [h]); }))]));
     var body = el("tbody");
+    // a step: [idx, kind, tool, status, effect, content parts, [[assertion, reason], ...] or 0]
     run.steps.forEach(function (s) {
-      var failed = s[6] && s[6].length;
+      var failures = s[6] || [];
       var why = el("td", {"class": "why"});
-      (s[6] || []).forEach(function (f) {
-        why.appendChild(el("div", {}, ["✗ ", el("span", {"class": "id"}, [f[0]]), " " + (f[1] || "")]));
+      failures.forEach(function (f) {
+        why.appendChild(el("div", {}, ["✗ ", el("span", {"class": "id"}, [str(f[0])]), " " + str(f[1])]));
       });
-      body.appendChild(el("tr", {"class": failed ? "failed" : "", "id": "step-" + s[0]},
-        [el("td", {"class": "num"}, [String(s[0])]), el("td", {}, [s[1]]), el("td", {"class": "id"}, [s[2] || ""]),
-         el("td", {}, [badge(s[3])]), el("td", {}, [badge(s[4])]), content(s[5]), why]));
+      body.appendChild(el("tr", {"class": failures.length ? "failed" : "", "id": "step-" + s[0]},
+        [el("td", {"class": "num"}, [String(s[0])]), el("td", {}, [str(s[1])]), el("td", {"class": "id"}, [str(s[2])]),
+         el("td", {}, [badge(str(s[3]))]), el("td", {}, [badge(str(s[4]))]), fill(el("td", {"class": "content"}), s[5]), why]));
     });
     table.appendChild(body);
     view.appendChild(table);
     run.tail.forEach(function (t) {
-      var p = el("p", {"class": "tail"}, [el("b", {}, [t[0] + ": "])]);
-      var c = content(t[1]);
-      while (c.firstChild) p.appendChild(c.firstChild);
-      view.appendChild(p);
+      view.appendChild(fill(el("p", {"class": "tail"}, [el("b", {}, [str(t[0]) + ": "])]), t[1]));
     });
   }
 
@@ -75,7 +76,7 @@
     if (!hash) return;
     if (hash.indexOf("run-") === 0) {
       renderRun(hash.slice(4));
-      document.body.classList.add("run-open");  // the run comes first (CSS order), no scrolling needed
+      document.body.classList.add("run-open");  // the run comes first (CSS order): no scrolling
       window.scrollTo(0, 0);
       return;
     }
