@@ -100,12 +100,13 @@ def _case(index: int, case: CaseRow) -> str:
     runs = "no run selected" if case.runs == 0 else f"{case.runs_passed:,}/{case.runs:,} runs passed"
     failed = (f" · {case.failed_results:,} failed result{'' if case.failed_results == 1 else 's'}"
               if case.failed_results else "")
-    html = [f'<details class="case {"fail" if not case.passed else "ok"}" id="c{index}" data-case="{escape(case.case_id)}">'
+    tone = "fail" if not case.passed else "ok"
+    html = [f'<details class="case {tone}" id="c{index}" data-case="{escape(case.case_id)}">'
             f'<summary><span class="badge {mark}">{mark}</span> <b class="id">{escape(case.case_id)}</b> '
             f'<span class="muted">{runs}{failed}{why}</span></summary><div class="body">']
     if case.failing_runs:
-        more = (f' <span class="leftout">and {case.left_out:,} more left out (--max-runs {len(case.failing_runs)})</span>'
-                if case.left_out else "")
+        more = (f' <span class="leftout">and {case.left_out:,} more left out '
+                f"(--max-runs {len(case.failing_runs)})</span>" if case.left_out else "")
         html.append(f"<div><b>Failing runs</b> ({case.failing_total:,}){more}</div>{_run_links(case.failing_runs)}")
     html.append('<table class="grid"><thead><tr><th>assertion</th><th>type</th><th class="num">runs</th>'
                 '<th class="num">failed</th><th class="num">yes</th><th class="num">no</th>'
@@ -125,7 +126,8 @@ def _assertion(case_index: int, position: int, row: AssertionRow) -> str:
         sample = ", ".join(f'<span class="id">{escape(r)}</span>' for r in reason.sample)
         more = f" and {reason.runs - len(reason.sample):,} more" if reason.runs > len(reason.sample) else ""
         detail.append(f'<div><span class="badge no">no</span> {reason.runs:,} runs: '
-                      f"{escape(reason.reason or '(no reason recorded)')} <span class='muted'>({sample}{more})</span></div>")
+                      f"{escape(reason.reason or '(no reason recorded)')} "
+                      f"<span class='muted'>({sample}{more})</span></div>")
     label = f'<span class="id">{escape(row.assertion_id)}</span>'
     if detail:
         label = f'<details class="assertion" id="{anchor}"><summary>{label}</summary>{"".join(detail)}</details>'
