@@ -78,7 +78,7 @@ def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
                       style="on grey19" if failed and run.check_run_id else None)
         for failure in step.failures:
             table.add_row("", "", "", "", "", "", Text(f"✗ {failure.assertion_id}  {failure.reason or ''}",
-                                                       style="bold red"))
+                                                       style="bold red", no_wrap=False, overflow="fold"))
     parts.append(table)
     for name in ("output", "error"):
         value = getattr(run, name)
@@ -112,7 +112,8 @@ def _badge(value: str | None, styles: dict[str, str]) -> Text:
 def _content(step: Step, full: bool) -> Text:
     from rich.text import Text
 
-    text = Text()
+    # a withheld notice is shown whole (it says what is missing), whatever the width
+    text = Text(no_wrap=False, overflow="fold") if step.withheld else Text()
     pieces: list[Text | str] = [_notice(step.withheld[name], name) for name in ("data", "text", "error")
                                 if name in step.withheld]
     shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
