@@ -4,6 +4,7 @@
   var DATA = JSON.parse(document.getElementById("tl-runs").textContent);
   var S = DATA.s;  // the string table: every text of a run is a position in it
   var RUNS = DATA.runs;
+  var SECTIONS = ["summary", "cases", "matrix", "run"];
   function str(i) { return i === null || i === undefined ? "" : S[i]; }
 
   function el(tag, attrs, children) {
@@ -74,13 +75,16 @@
   function openTarget() {
     var hash = decodeURIComponent(location.hash.slice(1));
     if (!hash) return;
-    if (hash.indexOf("run-") === 0) {
-      renderRun(hash.slice(4));
-      document.body.classList.add("run-open");  // the run comes first (CSS order): no scrolling
+    var section = hash.indexOf("run-") === 0 ? "run" : hash;
+    if (SECTIONS.indexOf(section) >= 0) {
+      if (section === "run" && hash !== "run") renderRun(hash.slice(4));
+      document.body.className = "open-" + section;  // that section comes first (CSS order): no scrolling
       window.scrollTo(0, 0);
+      // the browser's own jump to the fragment comes after this script: undo it once loaded
+      window.addEventListener("load", function () { window.scrollTo(0, 0); }, {once: true});
       return;
     }
-    document.body.classList.remove("run-open");
+    document.body.className = "";
     var target = document.getElementById(hash);
     for (var node = target; node; node = node.parentElement) {
       if (node.tagName === "DETAILS") node.open = true;
