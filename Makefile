@@ -34,6 +34,19 @@ browser:
 	    if [ "$$(id -u)" = 0 ]; then apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; \
 	    else sudo apt-get install -y chromium || { sudo apt-get update && sudo apt-get install -y chromium; }; fi; }
 
+$(VENV)/.installed-notebook: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[notebook]'
+	touch $@ $(VENV)/.installed
+
+## notebook: run notebooks/coverage.ipynb (the demo store and the sample suite, or $$TRACELAB_STORE and
+## $$TRACELAB_SUITE) and write it with its plots to build/notebook/coverage.html
+notebook: $(VENV)/.installed-notebook
+	@if [ -z "$$TRACELAB_STORE" ] && [ ! -f $(DEMO_STORE) ]; then \
+	  $(BIN)/tracelab ingest --store $(DEMO_STORE) -q sample_traces; fi
+	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=1800 \
+	  notebooks/coverage.ipynb --output-dir build/notebook
+	@echo "open build/notebook/coverage.html, or run it yourself: $(BIN)/jupyter notebook notebooks/coverage.ipynb"
+
 ## soak: the slow tests (large corpora, kill/fault tests at scale)
 soak: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m slow -o addopts=""

@@ -308,7 +308,9 @@ class _shown:
         self.frame = pl.DataFrame({"episode_id": list(dict.fromkeys(episode_ids))}, schema={"episode_id": pl.Utf8})
 
     def __enter__(self) -> None:
-        self.con.register("show_runs", self.frame.to_arrow())
+        from tracelab.suite.locate import ArrowStream
+
+        self.con.register("show_runs", ArrowStream(self.frame))
 
     def __exit__(self, *exc: object) -> None:
         self.con.unregister("show_runs")

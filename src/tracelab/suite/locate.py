@@ -24,6 +24,18 @@ _LEAK_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "needle": pl.Utf8}
 _FOUND_SCHEMA = {**_LEAK_SCHEMA, "step_idx": STEP_IDX, "origin": pl.Utf8, "rank": pl.Int64}
 
 
+class ArrowStream:
+    """A Polars frame as DuckDB scans it, through the Arrow PyCapsule interface (registering the
+    frame itself would go through pyarrow, whose import alone costs a command a few tenths of a
+    second)."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.frame.__arrow_c_stream__(requested_schema)
+
+
 def leak_fragments(con: duckdb.DuckDBPyConnection, leaks: pl.DataFrame) -> pl.DataFrame:
     """Every transcript fragment that holds a leaked string, without its text.
 
@@ -40,7 +52,7 @@ def leak_fragments(con: duckdb.DuckDBPyConnection, leaks: pl.DataFrame) -> pl.Da
     leaks = leaks.select(list(_LEAK_SCHEMA)).cast(_LEAK_SCHEMA)  # type: ignore[arg-type]
     if leaks.height == 0:
         return pl.DataFrame(schema=_FOUND_SCHEMA)
-    con.register("loc_leaks", leaks.to_arrow())
+    con.register("loc_leaks", ArrowStream(leaks))
     try:
         run_script(con, "location/scope")
         con.execute(_scoped_transcript())
@@ -81,4 +93,4 @@ def locate_leaks(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame, needles: pl
             .with_columns(step_idx=pl.coalesce("step_idx", "leak_step")).drop("leak_step"))
 
 
-__all__ = ["STEP_IDX", "leak_fragments", "locate_leaks"]
+__all__ = ["STEP_IDX", "ArrowStream", "leak_fragments", "locate_leaks"]
