@@ -53,6 +53,7 @@ def test_the_browser_renders_cases_a_failing_run_and_its_failing_step(report, tm
     assert 'data-run="bk-008"' in view
     failed = re.findall(r'<tr class="failed" id="step-(\d+)">(.*?)</tr>', view, re.S)
     assert [idx for idx, _ in failed] == ["3"]
+    assert 'failing steps: <a href="#step-3">3</a>' in view  # a long run's failing step is one click away
     row = failed[0][1]
     assert "must_not_leak[3]" in row and "withheld" in row
     assert "for good?" not in dom and "holder" not in dom  # the leaked fragment is nowhere

@@ -47,6 +47,15 @@
     });
     head.appendChild(el("a", {"href": "#cases"}, ["back to the cases"]));
     view.appendChild(head);
+    var failing = run.steps.filter(function (s) { return s[6] && s[6].length; });
+    if (failing.length) {
+      var jump = el("div", {"class": "runfail"}, ["✗ failing steps: "]);
+      failing.forEach(function (s, i) {
+        if (i) jump.appendChild(document.createTextNode(", "));
+        jump.appendChild(el("a", {"href": "#step-" + s[0]}, [String(s[0])]));
+      });
+      view.appendChild(jump);
+    }
     run.whole.forEach(function (f) {
       view.appendChild(el("div", {"class": "runfail"}, ["✗ whole run: ", el("span", {"class": "id"}, [str(f[0])]), "  " + str(f[1])]));
     });
@@ -75,6 +84,11 @@
   function openTarget() {
     var hash = decodeURIComponent(location.hash.slice(1));
     if (!hash) return;
+    if (hash.indexOf("step-") === 0) {  // a step of the open run
+      var step = document.getElementById(hash);
+      if (step) step.scrollIntoView({block: "center"});
+      return;
+    }
     var section = hash.indexOf("run-") === 0 ? "run" : hash;
     if (SECTIONS.indexOf(section) >= 0) {
       if (section === "run" && hash !== "run") renderRun(hash.slice(4));
