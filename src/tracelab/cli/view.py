@@ -6,6 +6,7 @@ import time
 import click
 
 from tracelab.cli.options import store_option
+from tracelab.errors import Interrupted
 
 
 @click.command()
@@ -28,9 +29,12 @@ def view(run_id: str | None, output: str, max_runs: int, store_path: str | None)
     from tracelab.view import build_report, write_report
 
     clock = time.perf_counter()
-    with open_store(store_path, read_only=True, create=False) as store:
-        report = build_report(store, run_id, max_runs=max_runs)
-    size = write_report(report, output)
+    try:
+        with open_store(store_path, read_only=True, create=False) as store:
+            report = build_report(store, run_id, max_runs=max_runs)
+        size = write_report(report, output)
+    except KeyboardInterrupt:
+        raise Interrupted(f"view interrupted: {output} was not written (an earlier file there is unchanged)") from None
     s = report.summary
     left_out = sum(case.left_out for case in report.cases)
     note = f"; {left_out:,} failing runs left out (--max-runs {max_runs})" if left_out else ""

@@ -151,8 +151,12 @@ def write_report(report: Report, output: str | os.PathLike[str]) -> int:
     data = render_html(report).encode("utf-8")
     target = Path(output)
     partial = target.with_name(target.name + ".partial")
-    partial.write_bytes(data)
-    partial.replace(target)
+    try:
+        partial.write_bytes(data)
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return len(data)
 
 
