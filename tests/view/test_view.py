@@ -76,3 +76,9 @@ def test_view_without_a_saved_check_says_how_to_make_one(tmp_path, write_jsonl):
         store.ingest([write_jsonl([{"episode_id": "e1", "steps": []}])])
     code, _, err = run_cli("view", "--store", str(tmp_path / "s.duckdb"), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "holds no saved check; run `tracelab check SUITE` first" in err
+
+
+def test_an_unwritable_output_is_one_line(sample_store, tmp_path):
+    store, _ = sample_store
+    code, _, err = run_cli("view", "--store", str(store), "-o", str(tmp_path / "missing" / "r.html"))
+    assert code == 2 and "cannot write the report" in err and "Traceback" not in err

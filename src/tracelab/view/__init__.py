@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -145,7 +146,11 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
 
 
 def write_report(report: Report, output: str | os.PathLike[str]) -> int:
-    """Write the report's HTML to `output` (whole, or not at all); its size in bytes."""
+    """Write the report's HTML to `output` (whole, or not at all); its size in bytes.
+
+    Raises:
+        UsageError: the file cannot be written (a missing folder, no permission, a full disk).
+    """
     from tracelab.view.html import render_html
 
     data = render_html(report).encode("utf-8")
@@ -154,6 +159,9 @@ def write_report(report: Report, output: str | os.PathLike[str]) -> int:
     try:
         partial.write_bytes(data)
         partial.replace(target)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UsageError(f"{target}: cannot write the report: {exc.strerror or exc}") from None
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
