@@ -10,6 +10,7 @@ from functools import cache
 from html import escape
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from tracelab.show import Run, Step
@@ -140,7 +141,8 @@ def _assertion(case_index: int, position: int, row: AssertionRow) -> str:
 
 
 def _run_links(episode_ids: tuple[str, ...], *, inline: bool = False) -> str:
-    links = [f'<a class="run-link id" href="#run-{escape(e, quote=True)}">{escape(e)}</a>' for e in episode_ids]
+    links = [f'<a class="run-link id" href="#run-{escape(quote(e, safe=""), quote=True)}">{escape(e)}</a>'
+             for e in episode_ids]
     if inline:
         return ", ".join(links)
     return '<ul class="runs">' + "".join(f"<li>{link}</li>" for link in links) + "</ul>"

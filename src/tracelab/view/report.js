@@ -82,7 +82,8 @@
   }
 
   function openTarget() {
-    var hash = decodeURIComponent(location.hash.slice(1));
+    var hash;
+    try { hash = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
     if (!hash) return;
     if (hash.indexOf("step-") === 0) {  // a step of the open run
       var step = document.getElementById(hash);
