@@ -197,7 +197,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
     with _shown(con, episode_ids):
         heads = _marked(pl.DataFrame(con.sql(load_sql("show/episodes"))), RUN_FIELDS, needles)
         steps = _marked(pl.DataFrame(con.sql(load_sql("show/steps"))), STEP_FIELDS, needles)
-    holding = _holding(con, failures)
+    holding = _holding(con, failures, _found(heads, steps, needles))
     by_run: dict[str, list[Failure]] = {}
     if failures is not None:
         for row in failures.iter_rows(named=True):
@@ -275,17 +275,33 @@ def _decoded(document: str) -> str:
         return document
 
 
-def _holding(con: duckdb.DuckDBPyConnection, failures: pl.DataFrame | None
+def _found(heads: pl.DataFrame, steps: pl.DataFrame, needles: tuple[str, ...]) -> pl.DataFrame:
+    """(episode_id, needle): the runs whose stored text shows a needle as it is (case aside)."""
+    pairs = [pl.DataFrame(schema={"episode_id": pl.Utf8, "needle": pl.Utf8})]
+    for needle in needles:
+        for frame, fields in ((heads, RUN_FIELDS), (steps, STEP_FIELDS)):
+            hit = pl.any_horizontal(pl.col(name).str.to_lowercase().str.contains(needle.lower(), literal=True)
+                                    .fill_null(False) for name in fields)
+            pairs.append(frame.filter(hit).select("episode_id", needle=pl.lit(needle, pl.Utf8)))
+    return pl.concat(pairs).unique()
+
+
+def _holding(con: duckdb.DuckDBPyConnection, failures: pl.DataFrame | None, found: pl.DataFrame
              ) -> dict[tuple[str, int | None], dict[str, set[str]]]:
-    """(run, step idx or None for the episode) -> field -> the strings it holds, for every leak
-    the check found in these runs, located as must_not_leak searched (the transcript)."""
+    """(run, step idx or None for the episode) -> field -> the strings it holds, for each leak the
+    check found in these runs that their stored text does not show as it is (an escape, a number
+    written otherwise), located as must_not_leak searched: the transcript. The others are found
+    field by field in `_withheld`, so the transcript of thousands of runs is not rebuilt."""
     if failures is None or failures.height == 0:
         return {}
     from tracelab.suite.locate import leak_fragments
 
     leaks = (failures.filter(pl.col("assertion_type") == "must_not_leak")
              .select("episode_id", needle=pl.col("reason").map_elements(leaked_string, return_dtype=pl.Utf8))
-             .drop_nulls().unique().with_columns(unit_id=pl.lit(0, pl.Int64)))
+             .drop_nulls().unique().join(found, on=["episode_id", "needle"], how="anti")
+             .with_columns(unit_id=pl.lit(0, pl.Int64)))
+    if leaks.height == 0:
+        return {}
     found = leak_fragments(con, leaks)
     out: dict[tuple[str, int | None], dict[str, set[str]]] = {}
     for row in found.iter_rows(named=True):

@@ -87,3 +87,19 @@ def test_tables_use_the_terminal_width(sample_store, monkeypatch):
     assert terminal_width() == 200
     code, out, _ = run_cli("sql", "SELECT repeat('x', 150) AS wide, 1 AS n", "--store", str(store))
     assert code == 0 and "x" * 150 in out  # one line, not folded at 80 columns
+
+
+def test_a_leak_the_stored_text_does_not_show_is_found_through_the_transcript(sample_store):
+    # what the field-by-field search cannot see (an escape, a number written otherwise) is
+    # located the way must_not_leak searched: pretend it saw nothing, the transcript still finds all
+    import polars as pl
+
+    from tracelab.show import _holding, saved_failures
+    from tracelab.store import open_store
+
+    store, run_id = sample_store
+    with open_store(store, read_only=True) as opened:
+        failures = saved_failures(opened.con, run_id, ["bk-008"])
+        nothing = pl.DataFrame(schema={"episode_id": pl.Utf8, "needle": pl.Utf8})
+        holding = _holding(opened.con, failures, nothing)
+    assert holding == {("bk-008", 3): {"data": {"ACCT-55120871", "Jonas Weißmüller"}, "text": {"ACCT-55120871"}}}
