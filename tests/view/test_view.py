@@ -45,7 +45,7 @@ def test_summary_cases_failing_first_and_failing_runs(sample_store, tmp_path):
 
 def test_coverage_matrix_links_each_cell_to_its_assertion(sample_store, tmp_path):
     html = written(sample_store, tmp_path)
-    matrix = html[html.index('<section id="matrix">'):]
+    matrix = html[html.index('<section id="s-matrix">'):]
     cells = re.findall(r'<td style="background:[^"]+"><a href="#(a\d+-\d+)"', matrix)
     assert len(cells) > 100
     assert all(f'id="{anchor}"' in html for anchor in cells)

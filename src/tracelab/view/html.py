@@ -40,7 +40,7 @@ def render_html(report: Report) -> str:
         '<nav class="tabs"><a href="#summary">Summary</a><a href="#cases">Cases</a>'
         '<a href="#matrix">Coverage matrix</a><a href="#run">Run</a></nav><main>',
         _summary(report), _cases(report), _matrix(report),
-        '<section id="run"><h2>Run</h2><div id="run-view"></div></section>',
+        '<section id="s-run"><h2>Run</h2><div id="run-view"></div></section>',
         "</main>",
         f'<script type="application/json" id="tl-runs">{_json(_runs(report))}</script>',
         f"<script>{_asset('report.js')}</script></body></html>\n",
@@ -70,7 +70,7 @@ def _summary(report: Report) -> str:
         ("exercised yes", f"{s['yes']:,}", None), ("exercised no", f"{s['no']:,}", None),
         ("exercised unknown", f"{s['unknown']:,}", None),
     ]
-    html = ['<section id="summary"><h2>Summary</h2><div class="cards">']
+    html = ['<section id="s-summary"><h2>Summary</h2><div class="cards">']
     for label, value, good in cards:
         tone = "" if good is None else (" ok" if good else " fail")
         html.append(f'<div class="card{tone}"><div class="n">{escape(value)}</div>'
@@ -88,7 +88,7 @@ def _summary(report: Report) -> str:
 
 
 def _cases(report: Report) -> str:
-    html = ['<section id="cases"><h2>Cases, failing first</h2>']
+    html = ['<section id="s-cases"><h2>Cases, failing first</h2>']
     for index, case in enumerate(report.cases):
         html.append(_case(index, case))
     html.append("</section>")
@@ -153,7 +153,7 @@ def _matrix(report: Report) -> str:
     for case in report.cases:
         for row in case.assertions:
             columns.setdefault(row.assertion_id, None)
-    html = ['<section id="matrix"><h2>Coverage matrix</h2>',
+    html = ['<section id="s-matrix"><h2>Coverage matrix</h2>',
             '<p class="legend">Each cell: the share of the case\'s runs that exercised the assertion '
             "(could have failed it). Click a cell for the runs behind it. Hatched: the case has no such "
             "assertion.</p>",

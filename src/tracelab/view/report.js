@@ -95,8 +95,6 @@
       if (section === "run" && hash !== "run") renderRun(hash.slice(4));
       document.body.className = "open-" + section;  // that section comes first (CSS order): no scrolling
       window.scrollTo(0, 0);
-      // the browser's own jump to the fragment comes after this script: undo it once loaded
-      window.addEventListener("load", function () { window.scrollTo(0, 0); }, {once: true});
       return;
     }
     document.body.className = "";
