@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -229,10 +230,12 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
 def _step(row: dict, holding: dict[str, set[str]], needles: tuple[str, ...],
           failures: tuple[Failure, ...]) -> Step:
     withheld = _withheld(row, STEP_FIELDS, holding, needles)
-    values = {name: None if name in withheld else row[name] for name in STEP_FIELDS}
-    return Step(idx=row["idx"], kind=row["kind"], status=row["status"], effect=row["effect"],
-                duration_ms=row["duration_ms"], withheld=withheld,
-                failures=tuple(f for f in failures if f.step_idx == row["idx"]) if failures else (), **values)
+    if withheld:
+        row = {**row, **dict.fromkeys(withheld)}
+    return Step(idx=row["idx"], kind=row["kind"], name=row["name"], status=row["status"], effect=row["effect"],
+                text=row["text"], data=row["data"], error=row["error"], duration_ms=row["duration_ms"],
+                withheld=withheld,
+                failures=tuple(f for f in failures if f.step_idx == row["idx"]) if failures else ())
 
 
 def _withheld(row: dict, fields: tuple[str, ...], holding: dict[str, set[str]],
@@ -332,7 +335,11 @@ FIELD_LABELS = {"data": "args/data", "text": "text", "error": "error", "name": "
 
 def withheld_notice(strings: Iterable[str], field: str | None = None) -> str:
     """What a renderer writes in place of a withheld field: which leaked strings it holds."""
-    strings = list(strings)
+    return _notice(tuple(strings), field)
+
+
+@cache
+def _notice(strings: tuple[str, ...], field: str | None) -> str:
     names = ", ".join(json.dumps(s, ensure_ascii=False) for s in strings)
     what = f"{FIELD_LABELS.get(field, field)} withheld" if field else "withheld"
     return f"[{what}: it holds the leaked string{'s' if len(strings) > 1 else ''} {names}]"

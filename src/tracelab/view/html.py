@@ -232,7 +232,7 @@ def _run(run: Run, s: _Strings) -> dict[str, Any]:
 
 def _step(step: Step, s: _Strings) -> list[Any]:
     parts: list[Any] = [{"w": s(_notice(step.withheld[name], name))} for name in ("data", "text", "error")
-                        if name in step.withheld]
+                        if name in step.withheld] if step.withheld else []
     shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
     for value in shown:
         if value:
