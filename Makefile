@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_STORE := demo.duckdb
 
-.PHONY: demo test soak bench lint clean
+.PHONY: demo test browser notebook soak bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,28 @@ demo: $(VENV)/.installed
 	$(BIN)/tracelab demo --store $(DEMO_STORE) sample_traces
 
 ## test: create .venv with the test extras and run the whole test suite (slow tests excluded)
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest -q
+
+## browser: Debian's Chromium for the report's browser test (tests/view/test_browser.py fails without it)
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { echo "installing chromium for the browser test"; \
+	    if [ "$$(id -u)" = 0 ]; then apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; \
+	    else sudo apt-get install -y chromium || { sudo apt-get update && sudo apt-get install -y chromium; }; fi; }
+
+$(VENV)/.installed-notebook: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[notebook]'
+	touch $@ $(VENV)/.installed
+
+## notebook: run notebooks/coverage.ipynb (the demo store and the sample suite, or $$TRACELAB_STORE and
+## $$TRACELAB_SUITE) and write it with its plots to build/notebook/coverage.html
+notebook: $(VENV)/.installed-notebook
+	@if [ -z "$$TRACELAB_STORE" ] && [ ! -f $(DEMO_STORE) ]; then \
+	  $(BIN)/tracelab ingest --store $(DEMO_STORE) -q sample_traces; fi
+	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=1800 \
+	  notebooks/coverage.ipynb --output-dir build/notebook
+	@echo "open build/notebook/coverage.html, or run it yourself: $(BIN)/jupyter notebook notebooks/coverage.ipynb"
 
 ## soak: the slow tests (large corpora, kill/fault tests at scale)
 soak: $(VENV)/.installed-test

@@ -281,7 +281,10 @@ def test_pass_rate_by_groups_runs_by_an_episode_field(store, tmp_path):
           assertions: [{id: uses, type: trace_must_call_tool, tool: lookup}]
     """)).run
     rates = cover.pass_rate_by(store, run.verdicts, "agent_version")
-    assert rates.rows() == [("(not recorded)", 1, 1, 1.0), ("1.0", 2, 1, 0.5), ("2.0", 1, 1, 1.0)]
+    assert rates.select("agent_version", "runs", "runs_passed", "pass_rate").rows() == [
+        ("(not recorded)", 1, 1, 1.0), ("1.0", 2, 1, 0.5), ("2.0", 1, 1, 1.0)]
+    assert [(round(lo, 4), round(hi, 4)) for lo, hi in rates.select("low", "high").rows()] == [
+        (0.2065, 1.0), (0.0945, 0.9055), (0.2065, 1.0)]  # 95% Wilson intervals
     with pytest.raises(Exception, match="cannot group by 'input'"):
         cover.pass_rate_by(store, run.verdicts, "input")
 

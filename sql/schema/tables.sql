@@ -92,7 +92,8 @@ CREATE TABLE IF NOT EXISTS check_runs (
     started_at   TIMESTAMPTZ,
     elapsed_ms   BIGINT,
     cases        VARCHAR[],     -- the case ids this run checked (for `check --since`)
-    since_run    VARCHAR        -- the run it continued, for an incremental check
+    since_run    VARCHAR,       -- the run it continued, for an incremental check
+    failed_cases VARCHAR[]      -- the checked cases that failed (suite.md §5), for `tracelab view`
 );
 
 CREATE TABLE IF NOT EXISTS check_results (
@@ -103,5 +104,6 @@ CREATE TABLE IF NOT EXISTS check_results (
     episode_id     VARCHAR,
     passed         BOOLEAN,
     exercised      VARCHAR,
-    reason         VARCHAR
+    reason         VARCHAR,
+    step_idx       INTEGER      -- where the failure happened (cli-and-results "Failure location"); NULL: the run as a whole
 );

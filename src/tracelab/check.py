@@ -127,9 +127,10 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
     missing = [case.id for case in chosen if case.id not in (checked or [])]
     if missing:
         raise UsageError(f"--since {run_id}: that run did not check case {missing[0]!r}; run a full check first")
+    from tracelab.saved import result_columns
+
     carried = store.sql(
-        "SELECT case_id, assertion_id, assertion_type, episode_id, passed, exercised, reason "
-        "FROM check_results WHERE run_id = ? AND list_contains(?, case_id)",
+        f"SELECT {result_columns(store.con)} FROM check_results WHERE run_id = ? AND list_contains(?, case_id)",
         [run_id, [case.id for case in chosen]],
     )
     return started, carried
@@ -140,9 +141,11 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con = store.con
     con.begin()
     try:
-        con.execute("INSERT INTO check_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+        con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
+                    "since_run, failed_cases) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, suite.name, suite.sha256, started, elapsed_ms,
-                     [case.id for case in result.cases], since])
+                     [case.id for case in result.cases], since,
+                     [case.id for case in result.cases if not case.passed]])
         import polars as pl
 
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow

@@ -364,7 +364,9 @@ def coverage_matrix(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def pass_rate_by(store: Store, verdicts: pl.DataFrame, by: str = "agent_version") -> pl.DataFrame:
-    """Runs, runs passed and pass rate per value of an `episodes` column (`GROUP_COLUMNS`).
+    """Runs, runs passed and pass rate per value of an `episodes` column (`GROUP_COLUMNS`),
+    with the pass rate's 95% Wilson score interval (`low`, `high`): two versions whose
+    intervals overlap may not differ at all.
 
     A run passes when every result of every case selecting it passed (as `summary.runs_passed`).
     A run without the field counts under "(not recorded)".
@@ -378,8 +380,19 @@ def pass_rate_by(store: Store, verdicts: pl.DataFrame, by: str = "agent_version"
     fields = store.sql(_sql("run_fields")).select("episode_id", pl.col(by).fill_null("(not recorded)"))
     return (runs.join(fields, on="episode_id", how="left")
             .group_by(by).agg(runs=pl.len(), runs_passed=pl.col("ok").sum())
-            .with_columns(pass_rate=pl.col("runs_passed") / pl.col("runs"))
+            .with_columns(pass_rate=pl.col("runs_passed") / pl.col("runs"),
+                          **wilson_interval(pl.col("runs_passed"), pl.col("runs")))
             .sort(by))
+
+
+def wilson_interval(passed: pl.Expr, runs: pl.Expr, z: float = 1.96) -> dict[str, pl.Expr]:
+    """The Wilson score interval of a proportion passed / runs, as `low` and `high` expressions
+    (z = 1.96: 95%). Unlike the normal approximation it stays within [0, 1] and is not empty
+    at 0 or 1, which is where pass rates of safety cases sit."""
+    p = passed / runs
+    centre = (p + z * z / (2 * runs)) / (1 + z * z / runs)
+    half = z * (p * (1 - p) / runs + z * z / (4 * runs * runs)).sqrt() / (1 + z * z / runs)
+    return {"low": (centre - half).clip(0.0, 1.0), "high": (centre + half).clip(0.0, 1.0)}
 
 
 def not_exercised_reasons(verdicts: pl.DataFrame) -> pl.DataFrame:
@@ -420,4 +433,4 @@ def _sql(name: str) -> str:
 
 __all__ = ["GROUP_COLUMNS", "RARE", "STATUSES", "Coverage", "cover", "coverage", "coverage_matrix",
            "coverage_table", "executed_writes", "leaks", "lint", "lint_exit_code", "lint_json_dict",
-           "not_exercised_reasons", "pass_rate_by", "render_lint_text"]
+           "not_exercised_reasons", "pass_rate_by", "render_lint_text", "wilson_interval"]

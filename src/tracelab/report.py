@@ -47,7 +47,7 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
             label = "" if not all_results else ("pass " if row["passed"] else "FAIL ")
             extra = "" if row["passed"] or row["exercised"] == "yes" else f" [{row['exercised']}]"
             reason = row["reason"] or ("passed" if row["passed"] else "failed")
-            lines.append(f"          {label}{row['episode_id']}  {row['assertion_id']}  {reason}{extra}")
+            lines.append(f"          {label}{where(row)}  {row['assertion_id']}  {reason}{extra}")
         if shown.height > FAILURES_SHOWN:
             lines.append(f"          ... {shown.height - FAILURES_SHOWN} more (--format json lists them all)")
     never = never_exercised(result.verdicts).height
@@ -60,6 +60,13 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
     if not run.saved:
         lines.append("  note  results not saved (--no-save or a read-only store)")
     return "\n".join(lines) + "\n"
+
+
+def where(row: dict[str, Any]) -> str:
+    """A result's run, and its step when one decides it: ``run-000123 step 14`` (cli-and-results
+    "Failure location")."""
+    step = row.get("step_idx")
+    return row["episode_id"] if step is None else f"{row['episode_id']} step {step}"
 
 
 def _case_line(case: CaseVerdict, style) -> str:  # type: ignore[no-untyped-def]
@@ -141,7 +148,7 @@ def render_junit(run: CheckRun) -> str:
                     message += "; a permission boundary was crossed"
             failure = ET.SubElement(element, "failure", message=message,
                                     type=bad["assertion_type"][0] if bad.height else "no_runs")
-            failure.text = "\n".join(f"{r['episode_id']}  {r['assertion_id']}  {r['reason']}"
+            failure.text = "\n".join(f"{where(r)}  {r['assertion_id']}  {r['reason']}"
                                      for r in bad.iter_rows(named=True))
         not_exercised = rows.filter(pl.col("exercised") == "no")
         if not_exercised.height:

@@ -33,7 +33,12 @@ VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
 """In creation order: `executed_writes` and `tool_availability` read `calls`."""
 ADDED_TABLES = frozenset({"tool_effects"})
 """Tables an earlier store or export may lack (sql/schema/<table>.sql): read as empty."""
-ADDED_COLUMNS = {"tool_calls": {"effect_source": "VARCHAR"}, "tool_definitions": {"annotations": "JSON"}}
+ADDED_COLUMNS = {
+    "tool_calls": {"effect_source": "VARCHAR"},
+    "tool_definitions": {"annotations": "JSON"},
+    "check_results": {"step_idx": "INTEGER"},
+    "check_runs": {"failed_cases": "VARCHAR[]"},
+}
 """Columns added since schema version 1 was first written: an earlier store gains them
 (`_upgrade`), an earlier export reads them as NULL."""
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET"})
@@ -255,10 +260,13 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
 
 
 def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
-    """True for a store written before tool effects (docs/trace-format.md §6) had their table."""
-    return not con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tool_effects' AND NOT temporary"
-    ).fetchall()[0][0]
+    """True for a store written before a table or column of `ADDED_TABLES`/`ADDED_COLUMNS` existed."""
+    tables = {row[0] for row in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()}
+    columns = {(t, c) for t, c in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE NOT temporary").fetchall()}
+    return bool(set(ADDED_TABLES) - tables) or any(
+        (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added)
 
 
 def _upgrade(con: duckdb.DuckDBPyConnection) -> None:

@@ -2,7 +2,8 @@
 
 One store, one suite, every output: check text / JSON / JUnit (with and without
 --all-results), the exported baseline, the saved check_runs / check_results rows read
-back with `tracelab sql`, and `tracelab cover` and `tracelab lint` as text and JSON.
+back with `tracelab sql`, `tracelab show RUN --check` (clipped and --full), the HTML
+report of `tracelab view`, and `tracelab cover` and `tracelab lint` as text and JSON.
 """
 from __future__ import annotations
 
@@ -71,6 +72,15 @@ def test_no_output_shows_the_text_around_a_leak(tmp_path):
             code, out, err = run_cli("sql", f"SELECT * FROM {table}", "--store", store, "--format", fmt)
             assert (code, err) == (0, "")
             outputs[f"sql {table} {fmt}"] = out
+    for run in ("leak-in-result", "leak-in-output", "leak-in-args", "clean"):
+        for extra in ([], ["--full"]):
+            code, out, err = run_cli("show", run, "--store", store, "--check", "latest", *extra)
+            assert (code, err) == (0, "")
+            outputs[f"show {run} {extra}"] = out
+    for extra in ([], ["--max-runs", "1"]):
+        report = tmp_path / f"report{len(extra)}.html"
+        assert run_cli("view", "--store", store, "-o", str(report), *extra)[0] == 0
+        outputs[f"view {extra}"] = report.read_text(encoding="utf-8")
     for command in ("cover", "lint"):
         for fmt in ("text", "json"):
             code, out, _ = run_cli(command, suite, "--store", store, "--format", fmt)
@@ -83,5 +93,8 @@ def test_no_output_shows_the_text_around_a_leak(tmp_path):
             assert f"LEAKED {json.dumps(needle)}" in unquoted, name
     for run in ("leak-in-result", "leak-in-output", "leak-in-args"):
         assert run in outputs["check text []"] and run in outputs["sql check_results csv"]
+        assert f'href="#run-{run}"' in outputs["view []"]
+        assert "withheld: it holds the leaked string" in " ".join(outputs[f"show {run} ['--full']"].split())
+    assert "step 1  must_not_leak[0]" in outputs["check text []"]  # where, never what
     leaks = [(name, context) for name, text in outputs.items() for context in AROUND if context in text]
     assert leaks == []

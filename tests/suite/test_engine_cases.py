@@ -194,17 +194,17 @@ def test_summary_counts_and_json_dict(checker):
         "results": [
             {"case": "a", "assertion": "must_mention[0]", "type": "must_mention",
              "episode_id": "r2", "passed": False, "exercised": "yes",
-             "reason": 'does not mention "fine"'},
+             "reason": 'does not mention "fine"', "step_idx": None},
             {"case": "a", "assertion": "undeclared_writes", "type": "undeclared_writes",
              "episode_id": "r1", "passed": True, "exercised": "no",
-             "reason": "every offered tool and every call is read-only"},
+             "reason": "every offered tool and every call is read-only", "step_idx": None},
             {"case": "b", "assertion": "max_steps", "type": "max_steps", "episode_id": "r1",
-             "passed": True, "exercised": "no", "reason": "no budget step recorded steps_used"},
+             "passed": True, "exercised": "no", "reason": "no budget step recorded steps_used", "step_idx": None},
             {"case": "b", "assertion": "max_steps", "type": "max_steps", "episode_id": "r2",
-             "passed": True, "exercised": "no", "reason": "no budget step recorded steps_used"},
+             "passed": True, "exercised": "no", "reason": "no budget step recorded steps_used", "step_idx": None},
             {"case": "b", "assertion": "undeclared_writes", "type": "undeclared_writes",
              "episode_id": "r1", "passed": True, "exercised": "no",
-             "reason": "every offered tool and every call is read-only"},
+             "reason": "every offered tool and every call is read-only", "step_idx": None},
         ],
     }
     assert len(result.to_json_dict(all_results=True)["results"]) == 12

@@ -52,9 +52,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tracelab.cli import check, cover, data, demo, effects, ingest, query
+    from tracelab.cli import check, cover, data, demo, effects, ingest, query, show, view
 
-    for module in (ingest, query, check, cover, effects, data, demo):
+    for module in (ingest, query, check, cover, effects, data, demo, show, view):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,11 +1,12 @@
 """`tracelab sql`, `tracelab info`, `tracelab export`."""
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 
 import click
 
+from tracelab.cli.console import wants_color
 from tracelab.cli.options import store_option
 from tracelab.errors import UsageError
 
@@ -46,7 +47,7 @@ def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyp
     elif fmt == "json":
         text = frame.write_json() + "\n"
     else:
-        text = render_table(frame, color=output is None and sys.stdout.isatty())
+        text = render_table(frame, color=output is None and wants_color())
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -72,13 +73,16 @@ def render_table(frame, *, color: bool) -> str:  # type: ignore[no-untyped-def]
     from rich.console import Console
     from rich.table import Table
 
+    from tracelab.cli.console import terminal_width
+
     table = Table(show_lines=False, header_style="bold" if color else None, box=None if not color else None)
     for name in frame.columns:
         table.add_column(name, overflow="fold")
     for row in frame.iter_rows():
         table.add_row(*("NULL" if v is None else str(v) for v in row))
-    console = Console(record=True, width=max(80, min(200, 16 * len(frame.columns))),
-                      force_terminal=color, no_color=not color, file=open("/dev/null", "w"))
+    # the terminal's width (today's terminals are wide; wrapping at 80 columns hid most columns)
+    console = Console(record=True, width=terminal_width(), force_terminal=color, no_color=not color,
+                      file=open(os.devnull, "w"))
     console.print(table)
     console.print(f"({frame.height} row{'s' if frame.height != 1 else ''})")
     return console.export_text(styles=color)

@@ -20,6 +20,7 @@ from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.args_valid import validate_calls
 from tracelab.suite.compile import Plan, compile_suite
 from tracelab.suite.families import queries
+from tracelab.suite.locate import STEP_IDX, locate_leaks
 from tracelab.suite.model import Case, Suite
 from tracelab.suite.needles import lower_needles, prefilter_re2
 from tracelab.suite.results import CheckResult, build_result
@@ -57,7 +58,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             if since is not None:
                 run_script(con, "assertions/_since", {"since": since})
             _run_families(con, plan)
-            verdicts = _named(_fetch(con, load_sql("assertions/_verdicts")), plan)
+            rows = locate_leaks(con, _fetch(con, load_sql("assertions/_verdicts")), plan.frames["p_must_not_leak"])
+            verdicts = _named(rows, plan)
             if carried is not None:
                 verdicts = _merge(con, verdicts, carried, since)
         finally:
@@ -69,7 +71,8 @@ def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     """The verdict rows of _verdicts.sql with their unit's case, assertion id and type."""
     units = plan.frames["p_units"].select("unit_id", "case_id", "assertion_id", "assertion_type")
     return rows.join(units, on="unit_id", how="left", maintain_order="left").select(
-        "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason")
+        "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason",
+        pl.col("step_idx").cast(STEP_IDX))
 
 
 def _merge(con: duckdb.DuckDBPyConnection, fresh: pl.DataFrame, carried: pl.DataFrame,

@@ -54,7 +54,8 @@ class CheckResult:
     Attributes:
         suite: the suite's name.
         verdicts: one row per (case, assertion, run): case_id, assertion_id,
-            assertion_type, episode_id, passed, exercised (yes/no/unknown), reason.
+            assertion_type, episode_id, passed, exercised (yes/no/unknown), reason, step_idx
+            (where in the run it failed; null when the run as a whole decides).
         cases: the checked cases in suite order.
         summary: the counts over all of them.
         strict: whether a run with an `exercised = no` row counted as failed.
@@ -87,7 +88,7 @@ class CheckResult:
         results = [
             {"case": r["case_id"], "assertion": r["assertion_id"], "type": r["assertion_type"],
              "episode_id": r["episode_id"], "passed": r["passed"], "exercised": r["exercised"],
-             "reason": r["reason"]}
+             "reason": r["reason"], "step_idx": r["step_idx"]}
             for r in self.reported(all_results).iter_rows(named=True)
         ]
         return {"summary": asdict(self.summary), "cases": cases, "results": results}

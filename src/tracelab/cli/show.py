@@ -1,0 +1,147 @@
+"""`tracelab show`: one run in the terminal (rendering only; `tracelab.show` reads it)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from tracelab.cli.options import store_option
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.text import Text
+
+    from tracelab.show import Run, Step
+
+STATUS_STYLE = {"ok": "green", "error": "red", "denied": "yellow", "missing": "dim"}
+EFFECT_STYLE = {"write": "magenta", "read": "cyan"}
+
+
+@click.command()
+@click.argument("episode_id")
+@click.option("--check", "check_run", metavar="RUN_ID", default=None,
+              help="Mark the steps that failed assertions of this saved check ('latest': the newest).")
+@click.option("--full", is_flag=True, help="Show args and results whole instead of clipped to the terminal width.")
+@store_option
+def show(episode_id: str, check_run: str | None, full: bool, store_path: str | None) -> None:
+    """Show one stored run: its header, then every step in order.
+
+    Each step: index, kind, tool name, status, effect, and its args or text (clipped to the
+    terminal width; --full for all of it). With --check RUN_ID, the steps where results of that
+    saved check failed are marked, with the failing assertions under them, and any text holding
+    a string the check found leaked is withheld.
+    """
+    from tracelab.cli.console import console
+    from tracelab.saved import resolve_run
+    from tracelab.show import show_run
+    from tracelab.store import open_store
+
+    with open_store(store_path, read_only=True, create=False) as store:
+        if check_run == "latest":
+            check_run = resolve_run(store.con, None)[0]
+        run = show_run(store, episode_id, check_run)
+    out = console()
+    for part in render_run(run, full=full):
+        out.print(part)
+
+
+def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
+    """The header, the run-level failures and the table of steps, as rich renderables."""
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[RenderableType] = [_header(run)]
+    if run.check_run_id is not None:
+        if not run.checked:
+            parts.append(Text(f"check {run.check_run_id} has no result for this run", style="yellow"))
+        elif not run.failures:
+            parts.append(Text(f"check {run.check_run_id}: every result of this run passed", style="green"))
+        else:
+            at_steps = len(run.failures) - len(run.run_failures)
+            parts.append(Text(f"check {run.check_run_id}: {len(run.failures)} failed results, "
+                              f"{at_steps} at a step (marked ✗)", style="bold red"))
+        for failure in run.run_failures:
+            parts.append(Text(f"  ✗ whole run  {failure.assertion_id}  {failure.reason or ''}", style="red"))
+    table = Table(box=None, expand=True, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("", width=1, no_wrap=True)
+    table.add_column("idx", justify="right", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("tool", no_wrap=True, max_width=28, overflow="ellipsis")
+    table.add_column("status", no_wrap=True)
+    table.add_column("effect", no_wrap=True)
+    table.add_column("args / text", ratio=1, no_wrap=not full, overflow="fold" if full else "ellipsis")
+    for step in run.steps:
+        failed = bool(step.failures)
+        table.add_row(Text("✗", style="bold red") if failed else "", str(step.idx), step.kind,
+                      _withheld_or(step, "name", step.name or ""), _badge(step.status, STATUS_STYLE),
+                      _badge(step.effect, EFFECT_STYLE), _content(step, full),
+                      style="on grey19" if failed and run.check_run_id else None)
+        for failure in step.failures:
+            table.add_row("", "", "", "", "", "", Text(f"✗ {failure.assertion_id}  {failure.reason or ''}",
+                                                       style="bold red", no_wrap=False, overflow="fold"))
+    parts.append(table)
+    for name in ("output", "error"):
+        value = getattr(run, name)
+        if name in run.withheld:
+            parts.append(Text(f"{name}: ").append(_notice(run.withheld[name], name)))
+        elif value:
+            parts.append(Text(f"{name}: ", style="bold").append(value if full else _one_line(value)))
+    return parts
+
+
+def _header(run: Run) -> Text:
+    from rich.text import Text
+
+    head = Text(run.episode_id, style="bold")
+    fields = (("agent", run.agent + (f" {run.agent_version}" if run.agent_version else "") if run.agent else None),
+              ("model", run.model), ("case", run.case_id), ("termination", run.termination),
+              ("reward", None if run.reward is None else f"{run.reward:g}"), ("steps", str(run.n_steps)))
+    for label, value in fields:
+        head.append(f"  {label} ", style="dim").append(value if value is not None else "-")
+    return head
+
+
+def _badge(value: str | None, styles: dict[str, str]) -> Text:
+    from rich.text import Text
+
+    if value is None:
+        return Text("")
+    return Text(value, style=styles.get(value, ""))
+
+
+def _content(step: Step, full: bool) -> Text:
+    from rich.text import Text
+
+    # a withheld notice is shown whole (it says what is missing), whatever the width
+    text = Text(no_wrap=False, overflow="fold") if step.withheld else Text()
+    pieces: list[Text | str] = [_notice(step.withheld[name], name) for name in ("data", "text", "error")
+                                if name in step.withheld]
+    shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
+    pieces += [value if full else _one_line(value) for value in shown if value]
+    if step.error:
+        pieces.append(Text("error: ", style="red").append(step.error if full else _one_line(step.error)))
+    for piece in pieces:
+        if text:
+            text.append("  ")
+        text.append(piece)
+    return text
+
+
+def _withheld_or(step: Step, name: str, value: str) -> Text | str:
+    return _notice(step.withheld[name], name) if name in step.withheld else value
+
+
+def _notice(strings: tuple[str, ...], field: str) -> Text:
+    from rich.text import Text
+
+    from tracelab.show import withheld_notice
+
+    return Text(withheld_notice(strings, field), style="bold yellow")
+
+
+def _one_line(value: str) -> str:
+    """Whitespace runs (newlines too) as one space, so a clipped cell shows as much as it can."""
+    return " ".join(value.split())
+
+
+COMMANDS = [show]

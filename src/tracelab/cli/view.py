@@ -1,0 +1,46 @@
+"""`tracelab view`."""
+from __future__ import annotations
+
+import time
+
+import click
+
+from tracelab.cli.options import store_option
+from tracelab.errors import Interrupted
+
+
+@click.command()
+@click.option("--run", "run_id", metavar="RUN_ID", default=None,
+              help="The saved check to show (default: the latest).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default="tracelab-report.html", show_default=True,
+              help="Write the HTML report to this file.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Failing runs per case the file holds (it says how many it leaves out).")
+@store_option
+def view(run_id: str | None, output: str, max_runs: int, store_path: str | None) -> None:
+    """Write a saved check as one self-contained HTML report.
+
+    Summary, cases (failing first) with their assertions and failing runs, each run's step
+    timeline with the failing steps highlighted, and the coverage matrix. The file opens in a
+    browser from disk: no server, no network request, no other file. Text holding a string the
+    check found leaked is never written: a notice names the string instead.
+    """
+    from tracelab.store import open_store
+    from tracelab.view import build_report, write_report
+
+    clock = time.perf_counter()
+    try:
+        with open_store(store_path, read_only=True, create=False) as store:
+            report = build_report(store, run_id, max_runs=max_runs)
+        size = write_report(report, output)
+    except KeyboardInterrupt:
+        raise Interrupted(f"view interrupted: {output} was not written (an earlier file there is unchanged)") from None
+    s = report.summary
+    left_out = sum(case.left_out for case in report.cases)
+    note = f"; {left_out:,} failing runs left out (--max-runs {max_runs})" if left_out else ""
+    click.echo(f"wrote {output} ({size / 1e6:.1f} MB) in {time.perf_counter() - clock:.1f} s: check "
+               f"{report.run_id}, {s['cases_passed']}/{s['cases']} cases passed, {len(report.runs):,} runs "
+               f"with their steps{note}")
+
+
+COMMANDS = [view]

@@ -1,0 +1,75 @@
+"""Saved checks: the `check_runs` and `check_results` rows a check wrote, read back.
+
+`show --check` and `view` read them; so does `check --since`. A store written before a
+column existed (`check_results.step_idx`: `store.ADDED_COLUMNS`) gains it when opened
+(`store._upgrade`); a file that cannot be written reads the missing column as NULL.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tracelab.errors import UsageError
+
+if TYPE_CHECKING:
+    import duckdb
+
+RESULT_COLUMNS = ("case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised",
+                  "reason", "step_idx")
+"""The columns of a verdict row as `check_results` holds them (run_id aside)."""
+
+def result_columns(con: duckdb.DuckDBPyConnection) -> str:
+    """The SELECT list of `RESULT_COLUMNS` over `check_results`, NULL for a column the store lacks."""
+    from tracelab.store import ADDED_COLUMNS
+
+    added = ADDED_COLUMNS["check_results"]
+    present = {row[0] for row in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = 'check_results' AND NOT internal"
+    ).fetchall()}
+    return ", ".join(name if name in present or name not in added else f"NULL::{added[name]} AS {name}"
+                     for name in RESULT_COLUMNS)
+
+
+def failed_cases(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | None:
+    """The cases saved check `run_id` failed; None when the check was saved without them."""
+    if not _has_column(con, "check_runs", "failed_cases"):
+        return None
+    rows = con.execute("SELECT failed_cases FROM check_runs WHERE run_id = ?", [run_id]).fetchall()
+    return None if not rows or rows[0][0] is None else list(rows[0][0])
+
+
+def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ? "
+                            "AND NOT internal", [table, column]).fetchall()[0][0])
+
+
+def has_saved_checks(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store has the `check_runs` table at all (a Parquet store may not)."""
+    return bool(con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'check_runs' AND NOT temporary"
+    ).fetchall()[0][0])
+
+
+def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str, str | None, int | None]:
+    """(run_id, suite name, elapsed_ms) of a saved check: `run_id`, or the latest when None.
+
+    Raises:
+        UsageError: no saved check at all, or none with that id.
+    """
+    if not has_saved_checks(con):
+        raise UsageError("this store holds no saved check; run `tracelab check SUITE` first")
+    if run_id is None:
+        rows = con.execute("SELECT run_id, suite, elapsed_ms FROM check_runs "
+                           "ORDER BY started_at DESC NULLS LAST, run_id LIMIT 1").fetchall()
+        if not rows:
+            raise UsageError("this store holds no saved check; run `tracelab check SUITE` first")
+    else:
+        rows = con.execute("SELECT run_id, suite, elapsed_ms FROM check_runs WHERE run_id = ?",
+                           [run_id]).fetchall()
+        if not rows:
+            raise UsageError(f"no saved check run {run_id!r} "
+                             "(see `tracelab sql \"SELECT run_id, suite, started_at FROM check_runs\"`)")
+    found, suite, elapsed_ms = rows[0]
+    return found, suite, elapsed_ms
+
+
+__all__ = ["RESULT_COLUMNS", "failed_cases", "has_saved_checks", "resolve_run", "result_columns"]

@@ -1,0 +1,349 @@
+"""One run as data, for `tracelab show` and the HTML report: its header, its steps in order,
+and, against a saved check, the results it failed and where.
+
+Against a check, a field that holds a string the check found leaked is withheld: the field
+says which string it held, never its text (cli-and-results "Failure location"). Fields are
+found the way `must_not_leak` searches (the `transcript` view's fragments, case-insensitive),
+and a plain case-insensitive search of the field's stored text besides.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tracelab.errors import UsageError
+from tracelab.sqlfiles import load_sql
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from tracelab.store import Store
+
+LEAKED_PREFIX = "LEAKED "
+"""A failed must_not_leak result's reason: ``LEAKED "<the string, as JSON>" — ...``."""
+
+_ORIGIN_FIELD = {"step.text": "text", "step.name": "name", "step.error": "error", "step.data": "data",
+                 "step.data.key": "data", "input": "input", "output": "output", "error": "error"}
+"""Where a transcript fragment comes from (`transcript.origin`) -> the field that is withheld."""
+
+STEP_FIELDS = ("name", "text", "data", "error")
+RUN_FIELDS = ("input", "output", "error")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed result of a saved check: its case, assertion, reason and step (None: the run as a whole)."""
+
+    case_id: str
+    assertion_id: str
+    assertion_type: str
+    reason: str | None
+    step_idx: int | None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a run. `data` is JSON text (a call's args, a result's payload).
+
+    `withheld` maps a field name (`name`, `text`, `data`, `error`) to the leaked strings it
+    holds; such a field is None here, and renderers say which strings it held instead.
+    """
+
+    idx: int
+    kind: str
+    name: str | None
+    status: str | None
+    effect: str | None
+    text: str | None
+    data: str | None
+    error: str | None
+    duration_ms: float | None
+    withheld: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    failures: tuple[Failure, ...] = ()
+
+    @property
+    def args(self) -> str | None:
+        """What the agent sent: a call's or a confirmation's args."""
+        return self.data if self.kind in ("tool_call", "confirmation") else None
+
+    @property
+    def body(self) -> str | None:
+        """What the step says: a message's text, a result's text (else its payload), other data."""
+        if self.kind in ("tool_call", "confirmation"):
+            return self.text
+        return self.text if self.text is not None else self.data
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run: header fields, episode-level text, steps, and the failed results of a check."""
+
+    episode_id: str
+    agent: str | None
+    agent_version: str | None
+    model: str | None
+    case_id: str | None
+    termination: str | None
+    reward: float | None
+    n_steps: int
+    input: str | None
+    output: str | None
+    error: str | None
+    steps: tuple[Step, ...]
+    failures: tuple[Failure, ...] = ()
+    withheld: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Episode fields (`input`, `output`, `error`) withheld, with the leaked strings they hold."""
+    check_run_id: str | None = None
+    checked: bool = False
+    """Whether the check (`check_run_id`) has any result for this run."""
+
+    @property
+    def failed_steps(self) -> frozenset[int]:
+        """The idx of every step some failed result points at."""
+        return frozenset(f.step_idx for f in self.failures if f.step_idx is not None)
+
+    @property
+    def run_failures(self) -> tuple[Failure, ...]:
+        """The failed results about the run as a whole (no step)."""
+        return tuple(f for f in self.failures if f.step_idx is None)
+
+
+def leaked_string(reason: str | None) -> str | None:
+    """The string a failed must_not_leak result names (its reason's JSON string), else None."""
+    if not reason or not reason.startswith(LEAKED_PREFIX):
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(reason, len(LEAKED_PREFIX))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def show_run(store: Store | str | os.PathLike[str], episode_id: str, check_run_id: str | None = None) -> Run:
+    """One stored run, with the failures of saved check `check_run_id` when given.
+
+    Raises:
+        UsageError: no run with that id, or no saved check with that id.
+        StoreError: the store cannot be opened.
+    """
+    from tracelab.store import Store, open_store
+
+    if not isinstance(store, Store):
+        with open_store(store, read_only=True, create=False) as opened:
+            return show_run(opened, episode_id, check_run_id)
+    con = store.con
+    failures, needles, checked = None, (), frozenset()
+    if check_run_id is not None:
+        from tracelab.saved import resolve_run
+
+        resolve_run(con, check_run_id)
+        failures = saved_failures(con, check_run_id, [episode_id])
+        needles = check_leaked_strings(con, check_run_id)
+        checked = checked_runs(con, check_run_id, [episode_id])
+    runs = load_runs(con, [episode_id], failures=failures, needles=needles, check_run_id=check_run_id,
+                     checked=checked)
+    if episode_id not in runs:
+        raise UsageError(f"no stored run with episode_id {episode_id!r} "
+                         "(see `tracelab sql \"SELECT episode_id FROM episodes LIMIT 20\"`)")
+    return runs[episode_id]
+
+
+def saved_failures(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Sequence[str]) -> pl.DataFrame:
+    """The failed results of saved check `run_id` for these runs (`saved.RESULT_COLUMNS`)."""
+    from tracelab.saved import result_columns
+
+    with _shown(con, episode_ids):
+        return pl.DataFrame(con.sql(
+            f"SELECT {result_columns(con)} FROM check_results WHERE run_id = $run AND NOT passed "
+            "AND episode_id IN (SELECT episode_id FROM show_runs) ORDER BY episode_id, case_id, assertion_id",
+            params={"run": run_id}))
+
+
+def checked_runs(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Sequence[str]) -> frozenset[str]:
+    """Which of these runs saved check `run_id` has any result for."""
+    with _shown(con, episode_ids):
+        rows = con.execute("SELECT DISTINCT episode_id FROM check_results WHERE run_id = $run "
+                           "AND episode_id IN (SELECT episode_id FROM show_runs)", {"run": run_id}).fetchall()
+    return frozenset(row[0] for row in rows)
+
+
+def check_leaked_strings(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, ...]:
+    """Every string saved check `run_id` found leaked, in any run."""
+    rows = con.execute("SELECT DISTINCT reason FROM check_results WHERE run_id = ? AND NOT passed "
+                       "AND assertion_type = 'must_not_leak'", [run_id]).fetchall()
+    return tuple(sorted({s for (reason,) in rows if (s := leaked_string(reason)) is not None}))
+
+
+def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
+              failures: pl.DataFrame | None = None, needles: Iterable[str] = (),
+              check_run_id: str | None = None, checked: Iterable[str] = ()) -> dict[str, Run]:
+    """The stored runs among `episode_ids`, by id: a few queries whatever their number.
+
+    Args:
+        con: a store's connection.
+        episode_ids: the runs to read (unknown ids are left out of the result).
+        failures: failed result rows (`saved.RESULT_COLUMNS`) to attach to their runs and steps.
+        needles: leaked strings: every field of these runs that holds one is withheld.
+        check_run_id: the saved check the failures come from (kept on each `Run`).
+        checked: the runs the check has results for.
+    """
+    needles = tuple(dict.fromkeys(n for n in needles if n))
+    checked = frozenset(checked)
+    with _shown(con, episode_ids):
+        heads = _marked(pl.DataFrame(con.sql(load_sql("show/episodes"))), RUN_FIELDS, needles)
+        steps = _marked(pl.DataFrame(con.sql(load_sql("show/steps"))), STEP_FIELDS, needles)
+    holding = _holding(con, failures, _found(heads, steps, needles))
+    by_run: dict[str, list[Failure]] = {}
+    if failures is not None:
+        for row in failures.iter_rows(named=True):
+            by_run.setdefault(row["episode_id"], []).append(Failure(
+                row["case_id"], row["assertion_id"], row["assertion_type"], row["reason"], row["step_idx"]))
+    step_rows: dict[str, list[dict]] = {}
+    names = steps.columns
+    for values in steps.rows():  # tuples: named rows cost twice as much on 50k steps
+        row = dict(zip(names, values, strict=True))
+        step_rows.setdefault(row["episode_id"], []).append(row)
+    runs: dict[str, Run] = {}
+    for head in heads.iter_rows(named=True):
+        episode_id = head["episode_id"]
+        run_failures = tuple(by_run.get(episode_id, ()))
+        run_withheld = _withheld(head, RUN_FIELDS, holding.get((episode_id, None), {}), needles)
+        runs[episode_id] = Run(
+            episode_id=episode_id, agent=head["agent"], agent_version=head["agent_version"],
+            model=head["model"], case_id=head["case_id"], termination=head["termination"],
+            reward=head["reward"], n_steps=head["n_steps"],
+            **{name: None if name in run_withheld else head[name] for name in RUN_FIELDS},
+            steps=tuple(_step(row, holding.get((episode_id, row["idx"]), {}), needles, run_failures)
+                        for row in step_rows.get(episode_id, ())),
+            failures=run_failures, withheld=run_withheld, check_run_id=check_run_id,
+            checked=episode_id in checked,
+        )
+    return runs
+
+
+def _step(row: dict, holding: dict[str, set[str]], needles: tuple[str, ...],
+          failures: tuple[Failure, ...]) -> Step:
+    withheld = _withheld(row, STEP_FIELDS, holding, needles)
+    if withheld:
+        row = {**row, **dict.fromkeys(withheld)}
+    return Step(idx=row["idx"], kind=row["kind"], name=row["name"], status=row["status"], effect=row["effect"],
+                text=row["text"], data=row["data"], error=row["error"], duration_ms=row["duration_ms"],
+                withheld=withheld,
+                failures=tuple(f for f in failures if f.step_idx == row["idx"]) if failures else ())
+
+
+def _withheld(row: dict, fields: tuple[str, ...], holding: dict[str, set[str]],
+              needles: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Fields of `row` that hold a needle: as the transcript search found (`holding`), or in
+    their text, case-insensitively (a JSON document also with its escapes decoded)."""
+    if not holding and not row["_marked"]:
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
+    for name in fields:
+        found = set(holding.get(name, ()))
+        value = row[name]
+        if value is not None and row["_marked"]:
+            texts = (value.lower(), _decoded(value).lower()) if name == "data" else (value.lower(),)
+            found.update(n for n in needles if any(n.lower() in text for text in texts))
+        if found:
+            out[name] = tuple(sorted(found))
+    return out
+
+
+def _marked(frame: pl.DataFrame, fields: tuple[str, ...], needles: tuple[str, ...]) -> pl.DataFrame:
+    """`_marked`: whether some field may hold a needle (case-insensitively, JSON escapes
+    decoded), found for all rows at once; `_withheld` then looks at those few rows only."""
+    if not needles or frame.height == 0:
+        return frame.with_columns(_marked=pl.lit(False))
+    lowered = [n.lower() for n in needles]
+    hits = [pl.col(name).str.to_lowercase().str.contains_any(lowered).fill_null(False) for name in fields]
+    # a document with an escape (\u00df for ß) may hold a needle only once decoded
+    escaped = [pl.col(name).str.contains("\\", literal=True).fill_null(False) for name in fields if name == "data"]
+    return frame.with_columns(_marked=pl.any_horizontal(*hits, *escaped))
+
+
+def _decoded(document: str) -> str:
+    """A JSON document's text with its escapes decoded (itself when it has none or is not JSON)."""
+    if "\\" not in document:
+        return document
+    try:
+        return json.dumps(json.loads(document), ensure_ascii=False)
+    except ValueError:
+        return document
+
+
+def _found(heads: pl.DataFrame, steps: pl.DataFrame, needles: tuple[str, ...]) -> pl.DataFrame:
+    """(episode_id, needle): the runs whose stored text shows a needle as it is (case aside)."""
+    pairs = [pl.DataFrame(schema={"episode_id": pl.Utf8, "needle": pl.Utf8})]
+    for needle in needles:
+        for frame, fields in ((heads, RUN_FIELDS), (steps, STEP_FIELDS)):
+            hit = pl.any_horizontal(pl.col(name).str.to_lowercase().str.contains(needle.lower(), literal=True)
+                                    .fill_null(False) for name in fields)
+            pairs.append(frame.filter(hit).select("episode_id", needle=pl.lit(needle, pl.Utf8)))
+    return pl.concat(pairs).unique()
+
+
+def _holding(con: duckdb.DuckDBPyConnection, failures: pl.DataFrame | None, found: pl.DataFrame
+             ) -> dict[tuple[str, int | None], dict[str, set[str]]]:
+    """(run, step idx or None for the episode) -> field -> the strings it holds, for each leak the
+    check found in these runs that their stored text does not show as it is (an escape, a number
+    written otherwise), located as must_not_leak searched: the transcript. The others are found
+    field by field in `_withheld`, so the transcript of thousands of runs is not rebuilt."""
+    if failures is None or failures.height == 0:
+        return {}
+    from tracelab.suite.locate import leak_fragments
+
+    leaks = (failures.filter(pl.col("assertion_type") == "must_not_leak")
+             .select("episode_id", needle=pl.col("reason").map_elements(leaked_string, return_dtype=pl.Utf8))
+             .drop_nulls().unique().join(found, on=["episode_id", "needle"], how="anti")
+             .with_columns(unit_id=pl.lit(0, pl.Int64)))
+    if leaks.height == 0:
+        return {}
+    found = leak_fragments(con, leaks)
+    out: dict[tuple[str, int | None], dict[str, set[str]]] = {}
+    for row in found.iter_rows(named=True):
+        fields = out.setdefault((row["episode_id"], row["step_idx"]), {})
+        fields.setdefault(_ORIGIN_FIELD[row["origin"]], set()).add(row["needle"])
+    return out
+
+
+class _shown:
+    """`show_runs(episode_id)` registered on the connection while a query reads it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str]) -> None:
+        self.con = con
+        self.frame = pl.DataFrame({"episode_id": list(dict.fromkeys(episode_ids))}, schema={"episode_id": pl.Utf8})
+
+    def __enter__(self) -> None:
+        from tracelab.suite.locate import ArrowStream
+
+        self.con.register("show_runs", ArrowStream(self.frame))
+
+    def __exit__(self, *exc: object) -> None:
+        self.con.unregister("show_runs")
+
+
+FIELD_LABELS = {"data": "args/data", "text": "text", "error": "error", "name": "name", "input": "input",
+                "output": "output"}
+
+
+def withheld_notice(strings: Iterable[str], field: str | None = None) -> str:
+    """What a renderer writes in place of a withheld field: which leaked strings it holds."""
+    return _notice(tuple(strings), field)
+
+
+@cache
+def _notice(strings: tuple[str, ...], field: str | None) -> str:
+    names = ", ".join(json.dumps(s, ensure_ascii=False) for s in strings)
+    what = f"{FIELD_LABELS.get(field, field)} withheld" if field else "withheld"
+    return f"[{what}: it holds the leaked string{'s' if len(strings) > 1 else ''} {names}]"
+
+
+__all__ = ["Failure", "Run", "Step", "check_leaked_strings", "checked_runs", "leaked_string", "load_runs",
+           "saved_failures", "show_run", "withheld_notice"]

@@ -1,0 +1,96 @@
+"""Failure location (cli-and-results.md): the step where a failed result happened.
+
+Most families will write `step_idx` with their verdict rows; until they do, a row without one
+is NULL (the failure is about the run as a whole). Leaks are located here, after the
+families ran: a failed `must_not_leak` result is at the first transcript fragment that holds
+its string, named by the fragment's step and origin, never its text.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tracelab.sqlfiles import load_sql, run_script
+
+if TYPE_CHECKING:
+    import duckdb
+
+STEP_IDX = pl.Int32
+"""The dtype of `step_idx` in verdict frames (`check_results.step_idx` is an INTEGER)."""
+
+_LEAK_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "needle": pl.Utf8}
+_FOUND_SCHEMA = {**_LEAK_SCHEMA, "step_idx": STEP_IDX, "origin": pl.Utf8, "rank": pl.Int64}
+
+
+class ArrowStream:
+    """A Polars frame as DuckDB scans it, through the Arrow PyCapsule interface (registering the
+    frame itself would go through pyarrow, whose import alone costs a command a few tenths of a
+    second)."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.frame.__arrow_c_stream__(requested_schema)
+
+
+def leak_fragments(con: duckdb.DuckDBPyConnection, leaks: pl.DataFrame) -> pl.DataFrame:
+    """Every transcript fragment that holds a leaked string, without its text.
+
+    Args:
+        con: a store's connection (its `transcript` view).
+        leaks: rows of (unit_id, episode_id, needle): a string and a run it leaked in
+            (`unit_id` is any key of the caller's; it comes back as it is).
+
+    Returns:
+        unit_id, episode_id, needle, step_idx (NULL for the run's input, output or error),
+        origin (`transcript.origin`: input, output, error, step.text, step.name, step.error,
+        step.data, step.data.key) and rank (1: the first such fragment of the run).
+    """
+    leaks = leaks.select(list(_LEAK_SCHEMA)).cast(_LEAK_SCHEMA)  # type: ignore[arg-type]
+    if leaks.height == 0:
+        return pl.DataFrame(schema=_FOUND_SCHEMA)
+    con.register("loc_leaks", ArrowStream(leaks))
+    try:
+        run_script(con, "location/scope")
+        con.execute(_scoped_transcript())
+        found = pl.DataFrame(con.sql(load_sql("location/leaks")))
+    finally:
+        run_script(con, "location/cleanup")
+        con.unregister("loc_leaks")
+    return found.cast(_FOUND_SCHEMA) if found.height else pl.DataFrame(schema=_FOUND_SCHEMA)  # type: ignore[arg-type]
+
+
+def _scoped_transcript() -> str:
+    """The `transcript` view's own query (sql/views/transcript.sql) as temp view loc_transcript
+    over loc_episodes and loc_steps: one definition of the transcript, read over a few runs."""
+    text = load_sql("views/transcript")
+    head = "CREATE OR REPLACE VIEW transcript AS"
+    scoped, replaced = re.subn(r"\bFROM (episodes|steps)\b", r"FROM loc_\1", text)
+    assert text.count(head) == 1 and replaced == text.count("FROM episodes") + text.count("FROM steps") > 0
+    return scoped.replace(head, "CREATE OR REPLACE TEMP VIEW loc_transcript AS")
+
+
+def locate_leaks(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame, needles: pl.DataFrame) -> pl.DataFrame:
+    """Verdict rows (with `unit_id`) with `step_idx` set on the failed `must_not_leak` rows.
+
+    Args:
+        rows: verdict rows of `sql/assertions/_verdicts.sql` (unit_id, episode_id, passed, ...),
+            with or without a `step_idx` column (NULL where missing).
+        needles: the compiled `p_must_not_leak` frame (unit_id, case_id, needle).
+    """
+    if "step_idx" not in rows.columns:
+        rows = rows.with_columns(step_idx=pl.lit(None, STEP_IDX))
+    leaked = (rows.filter(~pl.col("passed")).select("unit_id", "episode_id")
+              .join(needles.select("unit_id", "needle"), on="unit_id"))
+    if leaked.height == 0:
+        return rows
+    first = (leak_fragments(con, leaked).filter(pl.col("rank") == 1)
+             .select("unit_id", "episode_id", pl.col("step_idx").alias("leak_step")))
+    return (rows.join(first, on=["unit_id", "episode_id"], how="left", maintain_order="left")
+            .with_columns(step_idx=pl.coalesce("step_idx", "leak_step")).drop("leak_step"))
+
+
+__all__ = ["STEP_IDX", "ArrowStream", "leak_fragments", "locate_leaks"]

@@ -1,0 +1,256 @@
+"""The HTML of `tracelab view`: one file, its CSS and script inline, no external reference.
+
+Summary, cases and the coverage matrix are static HTML (readable without script); a run's
+timeline is drawn by the inline script from the embedded JSON when a run's link is opened.
+A Content-Security-Policy of ``default-src 'none'`` keeps the browser from fetching anything.
+"""
+from __future__ import annotations
+
+from functools import cache
+from html import escape
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from tracelab.show import Run, Step
+    from tracelab.view import AssertionRow, CaseRow, Report
+
+CLIP = 240
+"""Characters of a step's args or text the file holds; the rest is `tracelab show --full`."""
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+
+def render_html(report: Report) -> str:
+    """The whole HTML document of `report`."""
+    from tracelab import __version__
+
+    title = f"tracelab: {report.suite or 'check'} {report.run_id}"
+    parts = [
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{_asset('report.css')}</style></head><body>",
+        '<header class="top">',
+        f"<h1>{escape(report.suite or 'check')}</h1>",
+        f'<div class="meta">check <span class="id">{escape(report.run_id)}</span>'
+        f"{' · ' + escape(report.started_at.isoformat(timespec='seconds')) if report.started_at else ''}"
+        f"{f' · {report.elapsed_ms / 1000:.1f} s' if report.elapsed_ms is not None else ''}"
+        f" · store {escape(report.store)} · tracelab {escape(__version__)}</div></header>",
+        '<nav class="tabs"><a href="#summary">Summary</a><a href="#cases">Cases</a>'
+        '<a href="#matrix">Coverage matrix</a><a href="#run">Run</a></nav><main>',
+        _summary(report), _cases(report), _matrix(report),
+        '<section id="s-run"><h2>Run</h2><div id="run-view"></div></section>',
+        "</main>",
+        f'<script type="application/json" id="tl-runs">{_json(_runs(report))}</script>',
+        f"<script>{_asset('report.js')}</script></body></html>\n",
+    ]
+    return "".join(parts)
+
+
+@cache
+def _asset(name: str) -> str:
+    return files("tracelab.view").joinpath(name).read_text(encoding="utf-8")
+
+
+def _json(value: Any) -> str:
+    """JSON safe inside a <script> element: no `<`, `>` or `&` that could end or open a tag."""
+    import orjson
+
+    text = orjson.dumps(value).decode()
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _summary(report: Report) -> str:
+    s = report.summary
+    cards = [
+        ("cases passed", f"{s['cases_passed']}/{s['cases']}", s["cases_passed"] == s["cases"]),
+        ("runs passed", f"{s['runs_passed']:,}/{s['runs']:,}", s["runs_passed"] == s["runs"]),
+        ("results failed", f"{s['failed']:,} of {s['results']:,}", s["failed"] == 0),
+        ("exercised yes", f"{s['yes']:,}", None), ("exercised no", f"{s['no']:,}", None),
+        ("exercised unknown", f"{s['unknown']:,}", None),
+    ]
+    html = ['<section id="s-summary"><h2>Summary</h2><div class="cards">']
+    for label, value, good in cards:
+        tone = "" if good is None else (" ok" if good else " fail")
+        html.append(f'<div class="card{tone}"><div class="n">{escape(value)}</div>'
+                    f'<div class="l">{escape(label)}</div></div>')
+    html.append("</div>")
+    left_out = sum(case.left_out for case in report.cases)
+    if left_out:
+        html.append(f'<p class="leftout">This file holds at most {report.max_runs} failing runs per case '
+                    f"(--max-runs): {left_out:,} failing runs are left out.</p>")
+    if not report.verdicts_saved:
+        html.append('<p class="muted">This check was saved without case verdicts: a case is shown as failed '
+                    "when one of its runs failed.</p>")
+    html.append("</section>")
+    return "".join(html)
+
+
+def _cases(report: Report) -> str:
+    html = ['<section id="s-cases"><h2>Cases, failing first</h2>']
+    for index, case in enumerate(report.cases):
+        html.append(_case(index, case))
+    html.append("</section>")
+    return "".join(html)
+
+
+def _case(index: int, case: CaseRow) -> str:
+    mark = "FAIL" if not case.passed else "ok"
+    why = "; a permission boundary was crossed" if case.permission else ""
+    runs = "no run selected" if case.runs == 0 else f"{case.runs_passed:,}/{case.runs:,} runs passed"
+    failed = (f" · {case.failed_results:,} failed result{'' if case.failed_results == 1 else 's'}"
+              if case.failed_results else "")
+    tone = "fail" if not case.passed else "ok"
+    html = [f'<details class="case {tone}" id="c{index}" data-case="{escape(case.case_id)}">'
+            f'<summary><span class="badge {mark}">{mark}</span> <b class="id">{escape(case.case_id)}</b> '
+            f'<span class="muted">{runs}{failed}{why}</span></summary><div class="body">']
+    if case.failing_runs:
+        more = (f' <span class="leftout">and {case.left_out:,} more left out '
+                f"(--max-runs {len(case.failing_runs)})</span>" if case.left_out else "")
+        html.append(f"<div><b>Failing runs</b> ({case.failing_total:,}){more}</div>{_run_links(case.failing_runs)}")
+    html.append('<table class="grid"><thead><tr><th>assertion</th><th>type</th><th class="num">runs</th>'
+                '<th class="num">failed</th><th class="num">yes</th><th class="num">no</th>'
+                '<th class="num">unknown</th></tr></thead><tbody>')
+    for position, row in enumerate(case.assertions):
+        html.append(_assertion(index, position, row))
+    html.append("</tbody></table></div></details>")
+    return "".join(html)
+
+
+def _assertion(case_index: int, position: int, row: AssertionRow) -> str:
+    anchor = f"a{case_index}-{position}"
+    detail = []
+    if row.failing_runs:
+        detail.append(f"<div>failing runs in this file: {_run_links(row.failing_runs, inline=True)}</div>")
+    for reason in row.reasons:
+        sample = ", ".join(f'<span class="id">{escape(r)}</span>' for r in reason.sample)
+        more = f" and {reason.runs - len(reason.sample):,} more" if reason.runs > len(reason.sample) else ""
+        detail.append(f'<div><span class="badge no">no</span> {reason.runs:,} runs: '
+                      f"{escape(reason.reason or '(no reason recorded)')} "
+                      f"<span class='muted'>({sample}{more})</span></div>")
+    label = f'<span class="id">{escape(row.assertion_id)}</span>'
+    if detail:
+        label = f'<details class="assertion" id="{anchor}"><summary>{label}</summary>{"".join(detail)}</details>'
+    else:
+        label = f'<span id="{anchor}">{label}</span>'
+    failed = f'<span class="badge FAIL">{row.failed:,}</span>' if row.failed else "0"
+    return (f"<tr><td>{label}</td><td>{escape(row.assertion_type)}</td><td class='num'>{row.runs:,}</td>"
+            f"<td class='num'>{failed}</td><td class='num'>{row.yes:,}</td><td class='num'>{row.no:,}</td>"
+            f"<td class='num'>{row.unknown:,}</td></tr>")
+
+
+def _run_links(episode_ids: tuple[str, ...], *, inline: bool = False) -> str:
+    links = [f'<a class="run-link id" href="#run-{escape(quote(e, safe=""), quote=True)}">{escape(e)}</a>'
+             for e in episode_ids]
+    if inline:
+        return ", ".join(links)
+    return '<ul class="runs">' + "".join(f"<li>{link}</li>" for link in links) + "</ul>"
+
+
+def _matrix(report: Report) -> str:
+    columns: dict[str, None] = {}
+    for case in report.cases:
+        for row in case.assertions:
+            columns.setdefault(row.assertion_id, None)
+    html = ['<section id="s-matrix"><h2>Coverage matrix</h2>',
+            '<p class="legend">Each cell: the share of the case\'s runs that exercised the assertion '
+            "(could have failed it). Click a cell for the runs behind it. Hatched: the case has no such "
+            "assertion.</p>",
+            '<div class="matrix-wrap"><table class="matrix"><thead><tr><th></th>']
+    html += [f'<th title="{escape(c)}"><span>{escape(c)}</span></th>' for c in columns]
+    html.append("</tr></thead><tbody>")
+    for index, case in enumerate(report.cases):
+        by_id = {row.assertion_id: (position, row) for position, row in enumerate(case.assertions)}
+        html.append(f'<tr><th title="{escape(case.case_id)}"><a href="#c{index}">{escape(case.case_id)}</a></th>')
+        for column in columns:
+            if column not in by_id:
+                html.append('<td class="none"></td>')
+                continue
+            position, row = by_id[column]
+            share = row.exercised_share
+            text = "–" if share is None else f"{share:.0%}"
+            tip = (f"{case.case_id} × {column}: exercised in {row.yes:,} of {row.runs:,} runs "
+                   f"(no {row.no:,}, unknown {row.unknown:,}); failed {row.failed:,}")
+            html.append(f'<td style="background:{_shade(share)}"><a href="#a{index}-{position}" '
+                        f'title="{escape(tip)}">{text}</a></td>')
+        html.append("</tr>")
+    html.append("</tbody></table></div></section>")
+    return "".join(html)
+
+
+def _shade(share: float | None) -> str:
+    """White (never exercised) to green (always), for a cell's background."""
+    if share is None:
+        return "#f1f3f4"
+    light = round(96 - 46 * share)
+    return f"hsl(140,55%,{light}%)"
+
+
+class _Strings:
+    """A string table: each distinct text once in the file, steps refer to it by position
+    (system prompts, tool names and reasons repeat across thousands of steps)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, value: str | None) -> int | None:
+        if value is None:
+            return None
+        found = self.index.get(value)
+        if found is None:
+            found = self.index[value] = len(self.index)
+        return found
+
+    @property
+    def table(self) -> list[str]:
+        return list(self.index)
+
+
+def _runs(report: Report) -> dict[str, Any]:
+    """The runs as the script reads them: {"s": [strings], "runs": {id: run}}; every text of a
+    run is a position in "s" (see report.js)."""
+    s = _Strings()
+    runs = {episode_id: _run(run, s) for episode_id, run in report.runs.items()}
+    return {"s": s.table, "runs": runs}
+
+
+def _run(run: Run, s: _Strings) -> dict[str, Any]:
+    reward = None if run.reward is None else f"{run.reward:g}"
+    head = [[s("agent"), s(run.agent)], [s("version"), s(run.agent_version)], [s("model"), s(run.model)],
+            [s("case"), s(run.case_id)], [s("termination"), s(run.termination)], [s("reward"), s(reward)],
+            [s("steps"), s(str(run.n_steps))]]
+    tail = []
+    for name in ("output", "error"):
+        if name in run.withheld:
+            tail.append([s(name), [{"w": s(_notice(run.withheld[name], name))}]])
+        elif getattr(run, name):
+            tail.append([s(name), _clip(getattr(run, name), s)])
+    return {"head": head, "whole": [[s(f.assertion_id), s(f.reason)] for f in run.run_failures],
+            "steps": [_step(step, s) for step in run.steps], "tail": tail}
+
+
+def _step(step: Step, s: _Strings) -> list[Any]:
+    parts: list[Any] = [{"w": s(_notice(step.withheld[name], name))} for name in ("data", "text", "error")
+                        if name in step.withheld] if step.withheld else []
+    shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
+    for value in shown:
+        if value:
+            parts += _clip(value, s)
+    if step.error:
+        parts += [{"e": 1}, *_clip(step.error, s)]
+    name = s(_notice(step.withheld["name"], "name")) if "name" in step.withheld else s(step.name)
+    failures = [[s(f.assertion_id), s(f.reason)] for f in step.failures] if step.failures else 0
+    return [step.idx, s(step.kind), name, s(step.status), s(step.effect), parts, failures]
+
+
+def _clip(value: str, s: _Strings) -> list[Any]:
+    if len(value) <= CLIP:
+        return [s(value)]
+    return [s(value[:CLIP]), {"c": len(value) - CLIP}]
+
+
+def _notice(strings: tuple[str, ...], field: str) -> str:
+    from tracelab.show import withheld_notice
+
+    return withheld_notice(strings, field)
