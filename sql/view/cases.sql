@@ -1,5 +1,5 @@
 -- Per case of saved check $run (tracelab.view): runs, runs that passed every result of the
--- case, results failed, and whether a permission result failed (suite.md §5).
+-- case, results failed, and whether a permission result failed (docs/suites.md §5).
 WITH per_run AS (
     SELECT case_id, episode_id, bool_and(passed) AS ok, count(*) FILTER (WHERE NOT passed) AS failed,
            bool_or(NOT passed AND assertion_type IN ('must_not_leak', 'must_not_write', 'undeclared_writes'))

@@ -262,9 +262,10 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
 def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
     """True for a store written before a table or column of `ADDED_TABLES`/`ADDED_COLUMNS` existed."""
     tables = {row[0] for row in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()}
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
     columns = {(t, c) for t, c in con.execute(
-        "SELECT table_name, column_name FROM duckdb_columns() WHERE NOT temporary").fetchall()}
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database()"
+    ).fetchall()}
     return bool(set(ADDED_TABLES) - tables) or any(
         (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added)
 

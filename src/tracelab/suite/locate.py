@@ -1,4 +1,4 @@
-"""Failure location (cli-and-results.md): the step where a failed result happened.
+"""Failure location (docs/cli.md): the step where a failed result happened.
 
 Most families will write `step_idx` with their verdict rows; until they do, a row without one
 is NULL (the failure is about the run as a whole). Leaks are located here, after the
