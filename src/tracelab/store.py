@@ -79,7 +79,7 @@ class Store:
         try:
             if self.read_only:
                 self._refuse_writes(query)
-            return self.con.sql(query, params=params).pl()
+            return _readable(self.con.sql(query, params=params)).pl()
         except duckdb.Error as exc:
             if is_damage(exc):
                 raise damaged_store_error(exc, self.path) from None
@@ -141,6 +141,15 @@ class Store:
                     f"COPY {table} TO '{_sql_path(target + '/data.parquet')}' (FORMAT parquet)"
                 )
         return counts
+
+
+def _readable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """The relation with its VARIANT columns as text: Polars reads them as opaque bytes."""
+    if not any(str(kind) == "VARIANT" for kind in relation.types):
+        return relation
+    return relation.project(", ".join(
+        f"CAST({quote_identifier(name)} AS VARCHAR) AS {quote_identifier(name)}" if str(kind) == "VARIANT"
+        else quote_identifier(name) for name, kind in zip(relation.columns, relation.types, strict=True)))
 
 
 def _sql_path(path: str) -> str:
