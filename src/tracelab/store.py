@@ -76,6 +76,11 @@ class Store:
         On a read-only store (a Parquet folder, or a file opened read-only) only reading
         statements run (`READ_STATEMENTS`); anything else is refused before it runs.
         """
+        # Imported before the query runs: DuckDB imports them itself once the query has started,
+        # and a Ctrl-C or SIGTERM that lands inside that import is lost (the query runs on).
+        import polars  # noqa: F401
+        import pyarrow  # noqa: F401
+
         try:
             if self.read_only:
                 self._refuse_writes(query)
@@ -230,6 +235,8 @@ def configure_connection(con: duckdb.DuckDBPyConnection) -> None:
     """The settings every connection tracelab evaluates on shares: UTC, a bounded memory."""
     # Timestamps without an offset are read as UTC, whatever the machine's zone.
     con.execute("SET TimeZone = 'UTC'")
+    # DuckDB's own progress bar would write into a command's output (`tracelab sql`)
+    con.execute("SET enable_progress_bar = false")
     # A bounded buffer pool: corpora larger than memory spill to disk instead of failing.
     limit = os.environ.get("TRACELAB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
     try:

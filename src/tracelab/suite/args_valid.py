@@ -144,13 +144,15 @@ def _rule(error: jsonschema_rs.ValidationError) -> str:
     """The rule a call broke, from the schema alone: ``fails maxLength 5``."""
     kind = error.kind
     details = kind.as_dict()
+    # the schema's keyword names the rule best (`additionalProperties: false` fails as falseSchema)
+    keyword = error.schema_path[-1] if error.schema_path and isinstance(error.schema_path[-1], str) else kind.name
     if kind.name == "additionalProperties":
         return f"fails additionalProperties ({len(details.get('unexpected') or [])} not allowed)"
     if "types" in details:
         details["types"] = " or ".join(details["types"])
     shown = [details[key] if key == "types" else orjson.dumps(details[key]).decode()
              for key in _SCHEMA_SIDE if key in details]
-    rule = f"fails {kind.name}" + (f" {', '.join(shown)}" if shown else "")
+    rule = f"fails {keyword}" + (f" {', '.join(shown)}" if shown else "")
     return rule if len(rule) <= 120 else rule[:119] + "…"
 
 
