@@ -7,7 +7,6 @@ SIGTERM exit 130 (cli-and-results.md), each on one line.
 """
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -15,6 +14,7 @@ import threading
 import click
 
 from tracelab import __version__
+from tracelab.cli.options import no_color
 from tracelab.errors import Interrupted, TracelabError, is_interrupt
 
 _signal_received: list[str] = []
@@ -29,19 +29,14 @@ class UserFacingError(click.ClickException):
         self.exit_code = error.exit_code
 
     def show(self, file: object = None) -> None:
-        click.secho(f"error: {self.message}", fg="red", err=True, color=_color_allowed(sys.stderr))
-
-
-def _color_allowed(stream: object) -> bool | None:
-    """False when NO_COLOR is set (https://no-color.org); otherwise click decides (a terminal)."""
-    return False if os.environ.get("NO_COLOR") else None
+        click.secho(f"error: {self.message}", fg="red", err=True, color=False if no_color() else None)
 
 
 def _interrupted(ctx: click.Context) -> Interrupted:
     """The one line an interrupt that no library code summarised ends with."""
     how = _signal_received[0] if _signal_received else "SIGINT"
     return Interrupted(f"interrupted ({how}): `tracelab {ctx.invoked_subcommand}` stopped before it finished; "
-                       "the store holds only what was committed before it, no file was half-written")
+                       "the store holds only what was committed before it")
 
 
 class _ErrorBoundary(click.Group):
@@ -109,7 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     handle = threading.current_thread() is threading.main_thread()  # only it may set handlers
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if handle else None
     try:
-        cli.main(args=argv, prog_name="tracelab")
+        # NO_COLOR: every click.echo and secho of the command, through its context
+        cli.main(args=argv, prog_name="tracelab", color=False if no_color() else None)
     except BrokenPipeError:
         sys.exit(0)
     finally:

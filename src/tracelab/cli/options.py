@@ -87,8 +87,13 @@ def write_output(path: str, document: str | bytes | Callable[[str], object]) -> 
         raise UsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
 
 
+def no_color() -> bool:
+    """True when the NO_COLOR environment variable is set and not empty (https://no-color.org)."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def use_color(stream: object = None) -> bool:
-    """Color only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    """Color only on a terminal, and never under NO_COLOR."""
     stream = stream or sys.stdout
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+    return bool(isatty and isatty()) and not no_color()

@@ -234,7 +234,7 @@ def where_flags(con: duckdb.DuckDBPyConnection, wheres: list[tuple[str, str]],
     """
     import polars as pl
 
-    from tracelab.store import configure_connection
+    from tracelab.store import configure_connection, quote_identifier
 
     described = con.execute(load_sql("suite/where_columns")).fetchall()
     types = {name: kind for name, kind, *_ in described}
@@ -244,12 +244,12 @@ def where_flags(con: duckdb.DuckDBPyConnection, wheres: list[tuple[str, str]],
     columns = ["episode_id", *columns]
     template = load_sql("suite/where_rows")
     assert template.count(_COLUMNS) == 2  # one in the comment, one in the query
-    query = template.replace(f"SELECT {_COLUMNS}", "SELECT " + ", ".join(map(_quoted, columns)))
+    query = template.replace(f"SELECT {_COLUMNS}", "SELECT " + ", ".join(map(quote_identifier, columns)))
     rows = pl.DataFrame(con.sql(query))
     with duckdb.connect(":memory:", config={"enable_external_access": False}) as sandbox:
         configure_connection(sandbox)
         sandbox.execute("SET lock_configuration = true")
-        table = ", ".join(f"{_quoted(name)} {types[name]}" for name in columns)
+        table = ", ".join(f"{quote_identifier(name)} {types[name]}" for name in columns)
         sandbox.execute(f"CREATE TABLE episodes ({table})")
         sandbox.register("where_rows", rows)
         sandbox.execute("INSERT INTO episodes SELECT * FROM where_rows")
@@ -269,10 +269,6 @@ def where_flags(con: duckdb.DuckDBPyConnection, wheres: list[tuple[str, str]],
                                  "TRY_CAST") from None
         raise SuiteError(f"{located(wheres[0][0])}: key 'select.where': the cases' `where`s fail "
                          "together on the stored runs")
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _error_kind(exc: duckdb.Error) -> str:
