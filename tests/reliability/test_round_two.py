@@ -160,13 +160,16 @@ def test_sequence_rules_are_near_linear_in_the_calls_of_a_run(tmp_path):
     seconds = {}
     for calls in (20_000, 100_000):
         store = ingested(tmp_path, run(calls), name=f"s{calls}.duckdb")
-        start = time.perf_counter()
-        code, out, _ = run_cli("check", str(suite), "--store", str(store), "--no-save", "--allow-ineffective")
-        seconds[calls] = time.perf_counter() - start
-        assert code == 1 and f'"lookup" at call_index {calls - 2} is not followed by "assign"' in out
-    # 5x the calls: near-linear is at most 5x the time (less, with the fixed costs); quadratic
-    # (the NOT EXISTS over every later call, before) took about 25x: 40 s at 100,000 calls
-    assert seconds[100_000] < 12 * seconds[20_000], seconds
+        runs = []
+        for _ in range(2):  # the faster of two: the first may pay for imports and a cold cache
+            start = time.perf_counter()
+            code, out, _ = run_cli("check", str(suite), "--store", str(store), "--no-save", "--allow-ineffective")
+            runs.append(time.perf_counter() - start)
+            assert code == 1 and f'"lookup" at call_index {calls - 2} is not followed by "assign"' in out
+        seconds[calls] = min(runs)
+    # 5x the calls: near-linear is at most 5x the time (about 2.5x, with the fixed costs); the
+    # NOT EXISTS over every later call (before) took 11x: 2.7 s, then 30 s at 100,000 calls
+    assert seconds[100_000] < 6 * seconds[20_000], seconds
 
 
 # --- 6: a damaged store ---------------------------------------------------------------------------
@@ -369,9 +372,10 @@ def test_hostile_suite_values_are_one_line_suite_errors(tmp_path, sample_store, 
     assert expected in err
 
 
-@pytest.mark.parametrize("query", ["SELECT 'a\\x00b'::BLOB AS b, 'x' AS s", "SELECT 1::VARIANT AS v",
-                                   "SELECT 'infinity'::TIMESTAMP AS t UNION ALL SELECT '2024-05-01 10:00'",
-                                   "SELECT '-infinity'::DATE AS d", "SELECT 'infinity'::TIMESTAMPTZ AS t"])
+@pytest.mark.parametrize("query", [
+    "SELECT 'a\\x00b'::BLOB AS b, 'x' AS s", "SELECT 1::VARIANT AS v",
+    "SELECT * FROM (VALUES ('infinity'::TIMESTAMP), ('2024-05-01 10:00'::TIMESTAMP)) v(t)",
+    "SELECT '-infinity'::DATE AS d", "SELECT 'infinity'::TIMESTAMPTZ AS t"])
 @pytest.mark.parametrize("fmt", ["json", "csv", "table"])
 def test_sql_writes_every_column_type_in_every_format(sample_store, query, fmt):
     code, out, err = run_cli("sql", query, "--store", str(sample_store), "--format", fmt)
