@@ -236,7 +236,10 @@ def configure_connection(con: duckdb.DuckDBPyConnection) -> None:
     # Timestamps without an offset are read as UTC, whatever the machine's zone.
     con.execute("SET TimeZone = 'UTC'")
     # DuckDB's own progress bar would write into a command's output (`tracelab sql`)
-    con.execute("SET enable_progress_bar = false")
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass  # in Jupyter without ipywidgets DuckDB refuses to change it, and shows no bar
     # A bounded buffer pool: corpora larger than memory spill to disk instead of failing.
     limit = os.environ.get("TRACELAB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
     try:
