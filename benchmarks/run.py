@@ -14,6 +14,7 @@ import cover_bench  # noqa: E402
 import effects_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
+import sequence_bench  # noqa: E402
 from common import ROOT, machine, write_results  # noqa: E402
 
 
@@ -47,6 +48,8 @@ def main() -> None:
         if memory:
             print(f"memory at {memory['episodes']:,} episodes: ingest {memory['ingest'].peak_rss_mib} MiB, "
                   f"check {memory['check'].peak_rss_mib} MiB peak RSS")
+    results["sequence"] = sequence = sequence_bench.run()
+    print(sequence_bench.summary(sequence))
     results["leak_search"] = leak = leak_bench.run(args.episodes)
     print(leak_bench.summary(leak))
     results["adapters"] = adapters = adapter_bench.run()
@@ -88,6 +91,8 @@ def write_markdown(results: dict) -> None:
         lines.append(scaling_row(results["scaling"]))
     if results.get("memory"):
         lines.append(memory_row(results["memory"]))
+    if "sequence" in results:
+        lines.append(sequence_bench.row(results["sequence"]))
     if "leak_search" in results:
         lines.append(leak_bench.markdown_row(results["leak_search"]))
     if "adapters" in results:

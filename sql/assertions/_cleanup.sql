@@ -1,5 +1,6 @@
 -- Drop what a check created, so a long-lived connection (a notebook) keeps no stale state.
 DROP TABLE IF EXISTS chk_sel;
+DROP TABLE IF EXISTS chk_matched;
 DROP TABLE IF EXISTS chk_runs;
 DROP TABLE IF EXISTS chk_names;
 DROP TABLE IF EXISTS chk_branch_names;

@@ -1,64 +1,9 @@
--- The runs of the cases with a `select` (docs/suites.md §1, §7), added to chk_sel: only its keys
--- filter; string keys are globs, given as RE2 patterns (tracelab.suite.globs), and a NULL field
--- matches nothing; every listed tag must be present.
--- A pattern is matched once per distinct stored value, never once per run: DuckDB compiles a
--- pattern that is not a constant for every row it meets.
--- The placeholder in `flagged` becomes the list of the cases' `where` predicates (SQL by
--- design, validated at load); p_select.where_idx indexes it. It sees `episodes` alone, and
--- is evaluated only on the runs a case with a `where` could select.
+-- Adds the runs of the cases with a `select` to chk_sel: those of chk_matched
+-- (_select_matched.sql; docs/suites.md §1, §7) whose case has no `where`, or whose `where` holds for the run.
+-- chk_where_flags(episode_id, flags) holds the value of every `where` for each run a case with a
+-- `where` could select; matched.where_idx indexes flags.
 INSERT INTO chk_sel
-WITH selecting AS (
-    SELECT * FROM p_select WHERE has_select
-),
-combos AS (
-    SELECT DISTINCT case_id, agent, agent_version, model FROM episodes
-),
-case_ids AS (
-    SELECT s.case_id, v.value FROM selecting s
-    JOIN (SELECT DISTINCT case_id AS value FROM combos) v ON regexp_full_match(v.value, s.case_id_re)
-),
-agents AS (
-    SELECT s.case_id, v.value FROM selecting s
-    JOIN (SELECT DISTINCT agent AS value FROM combos) v ON regexp_full_match(v.value, s.agent_re)
-),
-versions AS (
-    SELECT s.case_id, v.value FROM selecting s
-    JOIN (SELECT DISTINCT agent_version AS value FROM combos) v
-      ON regexp_full_match(v.value, s.agent_version_re)
-),
-models AS (
-    SELECT s.case_id, v.value FROM selecting s
-    JOIN (SELECT DISTINCT model AS value FROM combos) v ON regexp_full_match(v.value, s.model_re)
-),
-matched_combos AS (
-    SELECT s.case_id AS selecting_case, s.tags, s.where_idx,
-           c.case_id, c.agent, c.agent_version, c.model
-    FROM selecting s
-    CROSS JOIN combos c
-    LEFT JOIN case_ids k ON k.case_id = s.case_id AND k.value = c.case_id
-    LEFT JOIN agents a ON a.case_id = s.case_id AND a.value = c.agent
-    LEFT JOIN versions v ON v.case_id = s.case_id AND v.value = c.agent_version
-    LEFT JOIN models m ON m.case_id = s.case_id AND m.value = c.model
-    WHERE (s.case_id_re IS NULL OR k.value IS NOT NULL)
-      AND (s.agent_re IS NULL OR a.value IS NOT NULL)
-      AND (s.agent_version_re IS NULL OR v.value IS NOT NULL)
-      AND (s.model_re IS NULL OR m.value IS NOT NULL)
-),
-matched AS (
-    SELECT m.selecting_case AS case_id, m.where_idx, e.episode_id
-    FROM matched_combos m
-    JOIN episodes e
-      ON e.case_id IS NOT DISTINCT FROM m.case_id AND e.agent IS NOT DISTINCT FROM m.agent
-     AND e.agent_version IS NOT DISTINCT FROM m.agent_version
-     AND e.model IS NOT DISTINCT FROM m.model
-    WHERE len(m.tags) = 0 OR list_has_all(e.tags, m.tags)
-),
-flagged AS (
-    SELECT episode_id, __WHERE_FLAGS__ AS flags
-    FROM episodes
-    WHERE episode_id IN (SELECT episode_id FROM matched WHERE where_idx IS NOT NULL)
-)
 SELECT m.case_id, m.episode_id
-FROM matched m
-LEFT JOIN flagged f ON f.episode_id = m.episode_id
+FROM chk_matched m
+LEFT JOIN chk_where_flags f ON f.episode_id = m.episode_id
 WHERE m.where_idx IS NULL OR f.flags[m.where_idx]

@@ -22,16 +22,22 @@ base AS (
     LEFT JOIN firsts f1 ON f1.matcher_id = p.m1 AND f1.episode_id = s.episode_id
     LEFT JOIN firsts f2 ON f2.matcher_id = p.m2 AND f2.episode_id = s.episode_id
 ),
--- after: the first trigger call with no m2 call within `within` calls after it
-unanswered AS (
-    SELECT b.unit_id, b.episode_id, min(t.call_index) AS call_index
+-- after: each trigger call with the first m2 call after it (an ASOF join: a sort and one pass
+-- per run, not a comparison of every pair of calls), then the first trigger call left without
+-- an m2 call within `within` calls
+answered AS (
+    SELECT b.unit_id, b.episode_id, b.within, t.call_index, h.call_index AS next_call
     FROM base b
     JOIN chk_hits t ON t.matcher_id = b.m1 AND t.episode_id = b.episode_id
+    ASOF LEFT JOIN (SELECT * FROM chk_hits
+                    WHERE matcher_id IN (SELECT m2 FROM p_order_rules WHERE rule = 'after')) h
+      ON h.matcher_id = b.m2 AND h.episode_id = b.episode_id AND t.call_index < h.call_index
     WHERE b.rule = 'after'
-      AND NOT EXISTS (SELECT 1 FROM chk_hits h
-                      WHERE h.matcher_id = b.m2 AND h.episode_id = b.episode_id
-                        AND h.call_index > t.call_index
-                        AND h.call_index <= t.call_index + b.within)
+),
+unanswered AS (
+    SELECT unit_id, episode_id, min(call_index) AS call_index
+    FROM answered
+    WHERE next_call IS NULL OR next_call - call_index > within
     GROUP BY ALL
 ),
 -- never_after: the first forbidden call after the first trigger call

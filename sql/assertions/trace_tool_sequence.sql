@@ -5,9 +5,12 @@
 -- trivially, exercised `no`, when no call matches any of its tools.
 -- The subsequence test is greedy (earliest next match), which is exact for subsequences.
 WITH RECURSIVE
-hit_lists AS (
+-- materialized: the recursive walk below would otherwise rebuild every list at each step
+hit_lists AS MATERIALIZED (
     SELECT matcher_id, episode_id, list(call_index ORDER BY call_index) AS calls
-    FROM chk_hits GROUP BY ALL
+    FROM chk_hits
+    WHERE matcher_id IN (SELECT matcher_id FROM p_sequence_items)
+    GROUP BY ALL
 ),
 runs AS (
     SELECT q.unit_id, q.mode, q.n_items, s.episode_id

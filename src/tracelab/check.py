@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from tracelab.errors import SuiteError, UsageError
+from tracelab.errors import Interrupted, SuiteError, UsageError, is_interrupt
 
 if TYPE_CHECKING:
     import polars as pl
@@ -80,6 +80,7 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
         SuiteError: an invalid, ineffective or contradictory suite.
         UsageError: an unknown case or category.
         StoreError: the store cannot be opened.
+        Interrupted: Ctrl-C or SIGTERM stopped the check; nothing of it was saved.
     """
     from tracelab.store import Store, open_store
 
@@ -97,13 +98,19 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     if not allow_ineffective:
         refuse_findings(suite)
     watermark, carried = (None, None) if since is None else previous_run(store, suite, since, chosen)
-    result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
-                      since=watermark, carried=carried)
-    elapsed_ms = round((time.perf_counter() - clock) * 1000)
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
-    if saved:
-        _save(store, suite, result, run_id, started, elapsed_ms, since)
+    try:
+        result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
+                          since=watermark, carried=carried)
+        elapsed_ms = round((time.perf_counter() - clock) * 1000)
+        if saved:
+            _save(store, suite, result, run_id, started, elapsed_ms, since)  # one transaction
+    except BaseException as exc:
+        if is_interrupt(exc):
+            raise Interrupted("interrupted: the check stopped before it finished; no result of it "
+                              "was saved") from None
+        raise
     return CheckRun(result, suite, run_id, str(store.path), elapsed_ms, saved)
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracelab.errors import UsageError
+from tracelab.report import printable
 
 if TYPE_CHECKING:
     from tracelab.check import CheckRun
@@ -94,7 +95,7 @@ class Coverage:
         """A readable table: never exercised (and unchecked) first, then rarely, then the rest
         (`full=False` leaves the well-exercised ones out, with a count)."""
         s = self.summary()
-        lines = [f"{self.run.suite.name}: exercise coverage of {s['assertions']} assertions in "
+        lines = [f"{printable(self.run.suite.name)}: exercise coverage of {s['assertions']} assertions in "
                  f"{s['cases']} cases over {s['runs']} runs"]
         widths = _widths(self.table)
         groups = (
@@ -283,10 +284,11 @@ def render_lint_text(findings: pl.DataFrame, suite_path: str | os.PathLike[str],
              f"({refused} refused, {findings.height - refused} from the store; {scope})"]
     shown = findings.with_columns(pl.col("assertion_id").fill_null("-"),
                                   mark=pl.when("refused").then(pl.lit("refused")).otherwise(pl.lit("store")))
-    widths = {name: max(len(v) for v in shown[name].to_list()) for name in ("mark", "kind", "case_id",
-                                                                           "assertion_id")}
+    widths = {name: max(len(printable(v)) for v in shown[name].to_list())
+              for name in ("mark", "kind", "case_id", "assertion_id")}
     for row in shown.iter_rows(named=True):
-        lines.append("  " + "  ".join(row[name].ljust(widths[name]) for name in widths) + f"  {row['reason']}")
+        lines.append("  " + "  ".join(printable(row[name]).ljust(widths[name]) for name in widths)
+                     + f"  {printable(row['reason'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -311,7 +313,7 @@ _COLUMNS = (("runs", "runs"), ("passed", "pass"), ("failed", "fail"), ("exercise
 
 def _widths(table: pl.DataFrame) -> dict[str, int]:
     titles = {"case_id": "case", "assertion_id": "assertion", "assertion_type": "type", **dict(_COLUMNS)}
-    return {name: max([len(title), *(len(str(v)) for v in table[name].to_list())])
+    return {name: max([len(title), *(len(printable(str(v))) for v in table[name].to_list())])
             for name, title in titles.items()}
 
 
@@ -324,7 +326,8 @@ def _header(w: dict[str, int]) -> str:
 def _text_row(row: dict[str, Any], w: dict[str, int]) -> list[str]:
     numbers = "  ".join(str(row[name]).rjust(w[name]) for name, _ in _COLUMNS)
     rate = "-" if row["exercised_rate"] is None else f"{row['exercised_rate']:.0%}"
-    lines = [f"  {row['case_id'].ljust(w['case_id'])}  {row['assertion_id'].ljust(w['assertion_id'])}  "
+    lines = [f"  {printable(row['case_id']).ljust(w['case_id'])}  "
+             f"{printable(row['assertion_id']).ljust(w['assertion_id'])}  "
              f"{row['assertion_type'].ljust(w['assertion_type'])}  {numbers}  {rate:>9}"]
     indent = " " * 6
     if row["status"] == "no_runs":
@@ -333,7 +336,7 @@ def _text_row(row: dict[str, Any], w: dict[str, int]) -> list[str]:
     for item in reasons[:REASONS_SHOWN]:
         runs = item["runs"]
         lines.append(f"{indent}not exercised in {runs} run{'' if runs == 1 else 's'}: "
-                     f"{item['reason'] or '(no reason recorded)'}")
+                     f"{printable(item['reason']) or '(no reason recorded)'}")
     if len(reasons) > REASONS_SHOWN:
         lines.append(f"{indent}... {len(reasons) - REASONS_SHOWN} more reasons (--format json lists them all)")
     return lines

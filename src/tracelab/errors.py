@@ -40,3 +40,14 @@ class Interrupted(TracelabError):
     """
 
     exit_code = 130
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """True for Ctrl-C or SIGTERM, also when it arrived while DuckDB ran a query.
+
+    DuckDB's Python client checks for signals between tasks of a query and turns one into a
+    plain ``RuntimeError("Query interrupted")``.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    return type(exc) is RuntimeError and str(exc) == "Query interrupted"

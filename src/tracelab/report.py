@@ -6,6 +6,7 @@ the reasons the engine wrote, which carry the needle and nothing of the transcri
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,25 @@ if TYPE_CHECKING:
 
 FAILURES_SHOWN = 20
 """Failure lines per case in the text report; JSON and JUnit list them all."""
+
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Control characters, line and paragraph separators, and bidirectional overrides: each can make
+a line of a report say something its text does not (a newline in an episode id starts a line)."""
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str | None) -> str | None:
+    """`text` safe to print on one line of a report: control characters written as escapes
+    (``\\n``, ``\\x01``, ``\\u202e``). Ids and reasons come from stored traces and suites, and
+    are printed through this in every text output (and in JUnit, where XML 1.0 forbids them)."""
+    if text is None:
+        return None
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
 
 
 def never_exercised(verdicts: pl.DataFrame) -> pl.DataFrame:
@@ -36,7 +56,7 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
     result = run.result
     s = result.summary
     style = _styler(color)
-    lines = [style(f"{result.suite}: {s.cases_passed}/{s.cases} cases passed, "
+    lines = [style(f"{printable(result.suite)}: {s.cases_passed}/{s.cases} cases passed, "
                    f"{s.runs_passed}/{s.runs} runs", bold=True)]
     rows = result.reported(all_results)
     for case in result.cases:
@@ -46,8 +66,8 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
         for row in shown.head(FAILURES_SHOWN).iter_rows(named=True):
             label = "" if not all_results else ("pass " if row["passed"] else "FAIL ")
             extra = "" if row["passed"] or row["exercised"] == "yes" else f" [{row['exercised']}]"
-            reason = row["reason"] or ("passed" if row["passed"] else "failed")
-            lines.append(f"          {label}{where(row)}  {row['assertion_id']}  {reason}{extra}")
+            reason = printable(row["reason"]) or ("passed" if row["passed"] else "failed")
+            lines.append(f"          {label}{where(row)}  {printable(row['assertion_id'])}  {reason}{extra}")
         if shown.height > FAILURES_SHOWN:
             lines.append(f"          ... {shown.height - FAILURES_SHOWN} more (--format json lists them all)")
     never = never_exercised(result.verdicts).height
@@ -65,8 +85,8 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
 def where(row: dict[str, Any]) -> str:
     """A result's run, and its step when one decides it: ``run-000123 step 14`` (cli-and-results
     "Failure location")."""
-    step = row.get("step_idx")
-    return row["episode_id"] if step is None else f"{row['episode_id']} step {step}"
+    step, run = row.get("step_idx"), printable(row["episode_id"])
+    return run if step is None else f"{run} step {step}"
 
 
 def _case_line(case: CaseVerdict, style) -> str:  # type: ignore[no-untyped-def]
@@ -79,7 +99,7 @@ def _case_line(case: CaseVerdict, style) -> str:  # type: ignore[no-untyped-def]
         why = "; a permission boundary was crossed" if case.permission_failure else ""
         detail = f"{case.runs_passed}/{_runs(case.runs)}{why}"
     mark = style("ok   ", fg="green") if case.passed else style("FAIL ", fg="red", bold=True)
-    return f"  {mark} {case.id} ({detail})"
+    return f"  {mark} {printable(case.id)} ({detail})"
 
 
 def _runs(n: int) -> str:
@@ -128,15 +148,16 @@ def render_junit(run: CheckRun) -> str:
     failed = [c for c in result.cases if not c.passed]
     root = ET.Element("testsuites", name="tracelab", tests=str(len(result.cases)),
                       failures=str(len(failed)), time=f"{run.elapsed_ms / 1000:.3f}")
-    suite = ET.SubElement(root, "testsuite", name=result.suite, tests=str(len(result.cases)),
+    suite = ET.SubElement(root, "testsuite", name=printable(result.suite), tests=str(len(result.cases)),
                           failures=str(len(failed)), errors="0", skipped="0",
                           time=f"{run.elapsed_ms / 1000:.3f}")
     props = ET.SubElement(suite, "properties")
     for name, value in (("run_id", run.run_id), ("suite_sha256", run.suite.sha256), ("store", run.store)):
-        ET.SubElement(props, "property", name=name, value=value)
+        ET.SubElement(props, "property", name=name, value=printable(value))
     for case in result.cases:
-        element = ET.SubElement(suite, "testcase", classname=f"{result.suite}.{case.category or 'cases'}",
-                                name=case.id, time="0")
+        element = ET.SubElement(suite, "testcase",
+                                classname=printable(f"{result.suite}.{case.category or 'cases'}"),
+                                name=printable(case.id), time="0")
         rows = result.verdicts.filter(pl.col("case_id") == case.id)
         if not case.passed:
             bad = rows.filter(~pl.col("passed"))
@@ -148,12 +169,15 @@ def render_junit(run: CheckRun) -> str:
                     message += "; a permission boundary was crossed"
             failure = ET.SubElement(element, "failure", message=message,
                                     type=bad["assertion_type"][0] if bad.height else "no_runs")
-            failure.text = "\n".join(f"{where(r)}  {r['assertion_id']}  {r['reason']}"
-                                     for r in bad.iter_rows(named=True))
+            failure.text = "\n".join(_junit_line(r) for r in bad.iter_rows(named=True))
         not_exercised = rows.filter(pl.col("exercised") == "no")
         if not_exercised.height:
             out = ET.SubElement(element, "system-out")
-            out.text = "\n".join(f"not exercised: {r['episode_id']}  {r['assertion_id']}  {r['reason']}"
-                                 for r in not_exercised.iter_rows(named=True))
+            out.text = "\n".join(f"not exercised: {_junit_line(r)}" for r in not_exercised.iter_rows(named=True))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _junit_line(row: dict[str, Any]) -> str:
+    """`run[ step N]  assertion  reason`, every part printable."""
+    return "  ".join((where(row), str(printable(row["assertion_id"])), str(printable(row["reason"]))))

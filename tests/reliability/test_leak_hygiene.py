@@ -8,6 +8,7 @@ report of `tracelab view`, and `tracelab cover` and `tracelab lint` as text and 
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 from tests.conftest import episode
 from tests.reliability.support import run_cli
@@ -87,6 +88,8 @@ def test_no_output_shows_the_text_around_a_leak(tmp_path):
             assert code in (0, 1)
             outputs[f"{command} {fmt}"] = out
 
+    for extra in ([], ["--all-results"]):
+        ET.fromstring(outputs[f"check junit {extra}"])  # well-formed XML, whatever the reasons hold
     for needle in (KEY, NAME):
         for name in ("check text []", "check json []", "check junit []", "sql check_results csv"):
             unquoted = outputs[name].replace('\\"', '"').replace('""', '"')  # JSON and CSV escapes

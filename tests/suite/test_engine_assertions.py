@@ -246,18 +246,21 @@ def test_args_valid_with_an_explicit_schema(checker):
     assert verdicts(result, "av") == {
         "valid": (True, "yes", None),
         "too-much": (False, "yes",
-                     "call_index 0: args invalid at /amount: 5000 is greater than the maximum of 1000"),
-        "missing": (False, "yes", 'call_index 0: args invalid: "amount" is a required property'),
-        "no-args": (False, "yes", 'call_index 0: args invalid: "amount" is a required property'),
+                     "call_index 0: args invalid at /amount: fails maximum 1000 (the value is a number)"),
+        "missing": (False, "yes", 'call_index 0: args invalid: fails required "amount" '
+                                  "(the value is an object of 1 property)"),
+        "no-args": (False, "yes", 'call_index 0: args invalid: fails required "amount" '
+                                  "(the value is an object of 0 properties)"),
         "garbled": (False, "yes", "call_index 0: args are not valid JSON"),
         "json-string": (True, "yes", None),
         "second-call": (False, "yes",
-                        'call_index 1: args invalid at /amount: "2" is not of type "number"'),
+                        "call_index 1: args invalid at /amount: fails type number "
+                        "(the value is a string of 1 character)"),
         "no-call": (True, "no", 'no call of "pay"'),
     }
 
 
-def test_args_valid_reports_the_first_failing_call_and_clips_long_reasons(checker):
+def test_args_valid_reports_the_first_failing_call_and_never_its_value(checker):
     checker.ingest(
         ep("both-fail", *calls(call("pay", {"amount": 5000}), call("pay", {"amount": "x"}))),
         ep("long", *call("pay", {"amount": "y" * 400})),
@@ -269,10 +272,9 @@ def test_args_valid_reports_the_first_failing_call_and_clips_long_reasons(checke
     """)
     got = verdicts(result, "av")
     assert got["both-fail"] == (
-        False, "yes", "call_index 0: args invalid at /amount: 5000 is greater than the maximum of 1000")
-    passed, exercised, reason = got["long"]
-    assert (passed, exercised, len(reason)) == (False, "yes", 300)
-    assert reason.startswith('call_index 0: args invalid at /amount: "yyy') and reason.endswith("y…")
+        False, "yes", "call_index 0: args invalid at /amount: fails maximum 1000 (the value is a number)")
+    assert got["long"] == (False, "yes", "call_index 0: args invalid at /amount: fails type number "
+                                         "(the value is a string of 400 characters)")
 
 
 def test_args_valid_treats_format_as_an_annotation(checker):
@@ -311,7 +313,8 @@ def test_args_valid_from_definitions(checker):
         "no-params": (True, "unknown"), "undeclared": (True, "unknown"),
         "bad-schema": (False, "yes"), "remote-ref": (False, "yes"), "no-call": (True, "no"),
     }
-    assert got["def-invalid"][2] == 'call_index 0: args invalid: "amount" is a required property'
+    assert got["def-invalid"][2] == ('call_index 0: args invalid: fails required "amount" '
+                                     "(the value is an object of 1 property)")
     assert got["no-params"][2] == 'no parameters were recorded for "pay"'
     assert got["no-call"][2] == 'no call of "pay"'
     for run in ("bad-schema", "remote-ref"):

@@ -85,8 +85,9 @@ def test_a_where_failing_on_the_data_is_a_suite_error_naming_the_case(checker):
     with pytest.raises(SuiteError) as info:
         evaluate(checker.store.con, load_suite(path))
     assert str(info.value).startswith(
-        f"{path}:7: case 'bad': key 'select.where' fails on the stored runs: Conversion Error: ")
-    assert "\n" not in str(info.value)
+        f"{path}:7: case 'bad': key 'select.where' fails on the stored runs with a DuckDB "
+        "Conversion Error (the message is not shown")
+    assert "\n" not in str(info.value) and "not a number" not in str(info.value)
 
 
 def test_harness_cases_also_select_by_input_when_case_id_is_missing(checker, tmp_path):

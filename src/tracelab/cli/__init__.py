@@ -2,16 +2,23 @@
 
 Each command parses options, calls one library function and formats the result.
 The group itself is the error boundary: every `TracelabError` becomes its exit code
-and a one-line message, never a traceback.
+and a one-line message, never a traceback; a damaged store is exit 3 and Ctrl-C or
+SIGTERM exit 130 (cli-and-results.md), each on one line.
 """
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import click
 
 from tracelab import __version__
-from tracelab.errors import StoreError, TracelabError
+from tracelab.cli.options import no_color
+from tracelab.errors import Interrupted, TracelabError, is_interrupt
+
+_signal_received: list[str] = []
+"""The name of the signal that stopped the command (SIGTERM arrives as a KeyboardInterrupt)."""
 
 
 class UserFacingError(click.ClickException):
@@ -22,23 +29,42 @@ class UserFacingError(click.ClickException):
         self.exit_code = error.exit_code
 
     def show(self, file: object = None) -> None:
-        click.secho(f"error: {self.message}", fg="red", err=True)
+        click.secho(f"error: {self.message}", fg="red", err=True, color=False if no_color() else None)
+
+
+def _interrupted(ctx: click.Context) -> Interrupted:
+    """The one line an interrupt that no library code summarised ends with."""
+    how = _signal_received[0] if _signal_received else "SIGINT"
+    return Interrupted(f"interrupted ({how}): `tracelab {ctx.invoked_subcommand}` stopped before it finished; "
+                       "the store holds only what was committed before it")
 
 
 class _ErrorBoundary(click.Group):
     """The one place where domain errors become exit codes (so CliRunner sees what users see)."""
 
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def]
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt:
+            raise UserFacingError(Interrupted("interrupted before the command started; nothing was done")) from None
+
     def invoke(self, ctx: click.Context) -> object:
         import duckdb
+
+        from tracelab.store import damaged_store_error
 
         try:
             return super().invoke(ctx)
         except TracelabError as exc:
             raise UserFacingError(exc) from None
-        except duckdb.IOException as exc:
-            # disk full, a file vanished, a lock taken mid-way: the store, not the user's input
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UserFacingError(StoreError(f"store I/O failed: {first}")) from None
+        except (KeyboardInterrupt, RuntimeError) as exc:
+            if not is_interrupt(exc):
+                raise
+            raise UserFacingError(_interrupted(ctx)) from None
+        except duckdb.Error as exc:
+            # disk full, a damaged block, a file vanished, a lock taken mid-way: the store, not
+            # the user's input. The message never quotes stored values (damaged_store_error).
+            raise UserFacingError(damaged_store_error(exc)) from None
 
 
 @click.group(cls=_ErrorBoundary, context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,9 +88,26 @@ def _register() -> None:
 _register()
 
 
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM takes the Ctrl-C path: the same rollbacks, the same one line, exit 130.
+
+    Raised from here, the KeyboardInterrupt also stops a running DuckDB query, which
+    checks for signal handlers between tasks.
+    """
+    _signal_received[:] = ["SIGTERM"]
+    raise KeyboardInterrupt("SIGTERM")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `tracelab` command."""
+    _signal_received.clear()
+    handle = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if handle else None
     try:
-        cli.main(args=argv, prog_name="tracelab")
+        # NO_COLOR: every click.echo and secho of the command, through its context
+        cli.main(args=argv, prog_name="tracelab", color=False if no_color() else None)
     except BrokenPipeError:
         sys.exit(0)
+    finally:
+        if handle:
+            signal.signal(signal.SIGTERM, previous)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from tracelab.cli.options import echo_document, store_option
+from tracelab.cli.console import wants_color
+from tracelab.cli.options import check_writable, echo_document, store_option, write_output
 
 
 @click.command()
@@ -45,6 +46,8 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
 
     if not Path(suite).is_file():
         raise click.UsageError(f"{suite}: no such suite file")
+    check_writable(output)
+    check_writable(export_file)
     baseline = load_baseline(baseline_file) if baseline_file else None
     with open_store(store_path, read_only=no_save, create=False) as store:
         run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
@@ -58,13 +61,13 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     elif fmt == "junit":
         text = render_junit(run)
     else:
-        text = render_text(run, color=output is None and sys.stdout.isatty(), all_results=all_results)
+        text = render_text(run, color=output is None and wants_color(), all_results=all_results)
         if comparison:
             text += comparison.render_text()
     if output is None:
         echo_document(text)
     else:
-        Path(output).write_bytes(text if isinstance(text, bytes) else text.encode())
+        write_output(output, text)
     if not run.passed or (comparison and comparison.regressed):
         sys.exit(1)
 

@@ -15,8 +15,11 @@ PIPE_WIDTH = 200
 
 def wants_color(stream: IO[str] | None = None) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    from tracelab.cli.options import no_color
+
     stream = stream or sys.stdout
-    return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not no_color()
 
 
 def terminal_width(stream: IO[str] | None = None, fallback: int = PIPE_WIDTH) -> int:

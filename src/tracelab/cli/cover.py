@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tracelab.cli.options import echo_document, store_option
+from tracelab.cli.options import check_writable, echo_document, output_option, store_option, write_output
 from tracelab.report import indented_json
 
 
@@ -22,8 +22,9 @@ def _suite_file(suite: str) -> None:
 @click.option("--case", "cases", multiple=True, help="Cover only this case id (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Report format.")
+@output_option
 @store_option
-def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str,
+def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str, output: str | None,
           store_path: str | None) -> None:
     """Exercise coverage of SUITE across the stored runs, per case and assertion.
 
@@ -36,20 +37,19 @@ def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     from tracelab.store import open_store
 
     _suite_file(suite)
+    check_writable(output)
     with open_store(store_path, read_only=True, create=False) as store:
         result = measure(store, suite, cases=list(cases) or None, categories=list(categories) or None)
-    if fmt == "json":
-        echo_document(indented_json(result.to_json_dict(suite)))
-    else:
-        click.echo(result.render_text(), nl=False)
+    _write(indented_json(result.to_json_dict(suite)) if fmt == "json" else result.render_text(), output)
 
 
 @click.command()
 @click.argument("suite", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Report format.")
+@output_option
 @store_option
-def lint(suite: str, fmt: str, store_path: str | None) -> None:
+def lint(suite: str, fmt: str, output: str | None, store_path: str | None) -> None:
     """The static sweep of SUITE, and with a store what the stored runs decide.
 
     Refused: ineffective assertions (cannot fail on any trace) and contradictory ones
@@ -62,13 +62,20 @@ def lint(suite: str, fmt: str, store_path: str | None) -> None:
     from tracelab.cover import lint_exit_code, lint_json_dict, render_lint_text
 
     _suite_file(suite)
+    check_writable(output)
     store = _lint_store(store_path)
     findings = sweep(suite, store)
-    if fmt == "json":
-        echo_document(indented_json(lint_json_dict(findings, suite, store)))
-    else:
-        click.echo(render_lint_text(findings, suite, store), nl=False)
+    _write(indented_json(lint_json_dict(findings, suite, store)) if fmt == "json"
+           else render_lint_text(findings, suite, store), output)
     sys.exit(lint_exit_code(findings))
+
+
+def _write(document: str | bytes, output: str | None) -> None:
+    """The report to standard output, or whole to `output`."""
+    if output is None:
+        echo_document(document)
+    else:
+        write_output(output, document)
 
 
 def _lint_store(store_path: str | None) -> str | None:

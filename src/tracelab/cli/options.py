@@ -1,11 +1,15 @@
 """Options shared by several commands."""
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+
+from tracelab.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,3 +37,57 @@ def echo_document(document: str | bytes) -> None:
             return
         document = document.decode()
     click.echo(document, nl=False)
+
+
+def output_option(func: F) -> F:
+    """``--output/-o FILE``: write the report to FILE instead of standard output."""
+    return click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+                        help="Write the report to this file instead of standard output.")(func)
+
+
+def check_writable(path: str | None) -> None:
+    """Refuse an output path that cannot be written, before any work is done.
+
+    Raises:
+        UsageError: the folder is missing or not writable, or the path is a folder.
+    """
+    if path is None:
+        return
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise UsageError(f"{path}: is a folder; give a file name to write to")
+    if not folder.is_dir():
+        raise UsageError(f"{path}: cannot write there: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UsageError(f"{path}: cannot write there: permission denied")
+
+
+def write_output(path: str, document: str | bytes | Callable[[str], object]) -> None:
+    """Write a report file whole or not at all: a temporary file beside it, then renamed over it.
+
+    `document` is the text or bytes to write, or a function that writes a file at the path it is
+    given (a Parquet writer). An interrupt or a full disk leaves no half-written report.
+
+    Raises:
+        UsageError: the file cannot be written (one line, with the system's reason).
+    """
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        try:
+            if callable(document):
+                document(str(temporary))
+            else:
+                temporary.write_bytes(document.encode() if isinstance(document, str) else document)
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+
+
+def no_color() -> bool:
+    """True when the NO_COLOR environment variable is set and not empty (https://no-color.org)."""
+    return bool(os.environ.get("NO_COLOR"))
+

@@ -2,17 +2,35 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
 
 from tracelab.cli.console import wants_color
-from tracelab.cli.options import store_option
+from tracelab.cli.options import check_writable, echo_document, store_option, write_output
 from tracelab.errors import UsageError
 
 
-@click.command("sql")
-@click.argument("query")
+class _SqlCommand(click.Command):
+    """`tracelab sql`: a query may begin with a `--` comment, which click would take for an option.
+
+    An argument that starts with ``--`` and holds whitespace before any ``=`` is no option name:
+    it is moved after a ``--`` (end of options), so it is read as the query wherever it stands.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" not in args:
+            queries = [a for a in args if a.startswith("--") and any(c.isspace() for c in a.split("=", 1)[0])]
+            if queries:
+                args = [a for a in args if a not in queries] + ["--", *queries]
+        return super().parse_args(ctx, args)
+
+
+@click.command("sql", cls=_SqlCommand)
+@click.argument("query", required=False)
+@click.option("--file", "-f", "query_file", type=click.Path(dir_okay=False), default=None,
+              help="Read the query from this file ('-' for standard input) instead of QUERY.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]),
               default="table", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
@@ -20,28 +38,53 @@ from tracelab.errors import UsageError
 @click.option("--write", is_flag=True,
               help="Allow statements that modify the store or touch files (off by default).")
 @store_option
-def sql_command(query: str, fmt: str, output: str | None, write: bool, store_path: str | None) -> None:
+def sql_command(query: str | None, query_file: str | None, fmt: str, output: str | None, write: bool,
+                store_path: str | None) -> None:
     """Run an ad-hoc SQL query over the store (read-only unless --write).
 
-    Tables: episodes, steps, tool_calls, tool_definitions, quarantine, sources,
+    QUERY is the SQL text, or '-' to read it from standard input; `--file FILE` reads it from a
+    file. Tables: episodes, steps, tool_calls, tool_definitions, quarantine, sources,
     check_runs, check_results; views: executed_writes, transcript; macro:
     tool_availability('tool').
     """
     from tracelab.store import open_store
 
+    text = _query_text(query, query_file)
     if fmt == "parquet" and output is None:
         raise UsageError("--format parquet needs --output FILE")
+    check_writable(output)
     with open_store(store_path, read_only=not write, create=False) as store:
         if not write:
+            # no file, no extension download, no setting changed (a logging sink that writes
+            # files would abort DuckDB with external access off)
             store.con.execute("SET enable_external_access = false")
-        frame = store.sql(query)
+            store.con.execute("SET lock_configuration = true")
+        frame = store.sql(text)
     _emit(frame, fmt, output)
+
+
+def _query_text(query: str | None, query_file: str | None) -> str:
+    """The query: QUERY, standard input for '-', or the text of --file."""
+    if query is not None and query_file is not None:
+        raise UsageError("give the query as QUERY or with --file, not both")
+    if query_file is None and query is None:
+        raise UsageError("no query: give QUERY, '-' to read it from standard input, or --file FILE")
+    if query_file is None and query != "-":
+        return query  # type: ignore[return-value]
+    if query_file in (None, "-"):
+        return sys.stdin.read()
+    try:
+        return Path(query_file).read_text(encoding="utf-8-sig")  # type: ignore[arg-type]
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
+        raise UsageError(f"{query_file}: cannot read the query: {reason or exc}") from None
 
 
 def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyped-def]
     if fmt == "parquet":
-        frame.write_parquet(output)
+        write_output(output, frame.write_parquet)  # type: ignore[arg-type]
         return
+    frame = _printable(frame, fmt)
     if fmt == "csv":
         text = _flat(frame).write_csv()
     elif fmt == "json":
@@ -51,7 +94,61 @@ def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyp
     if output is None:
         click.echo(text, nl=False)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text)
+
+
+def _printable(frame, fmt: str):  # type: ignore[no-untyped-def]
+    """`frame` with the columns text formats cannot write as they are, written as text.
+
+    Bytes (BLOB, and DuckDB's VARIANT, which arrives as bytes) become hex in CSV and JSON;
+    dates and timestamps outside the years 1 to 9999 (DuckDB's infinity among them), which
+    Polars and Python cannot render, become text: ``infinity``, ``-infinity`` or the year.
+    """
+    import polars as pl
+
+    columns = []
+    for name, dtype in frame.schema.items():
+        column = pl.col(name)
+        if dtype == pl.Binary and fmt in ("csv", "json"):
+            columns.append(column.bin.encode("hex"))
+        elif isinstance(dtype, (pl.Datetime, pl.Date)) and not _in_range(frame[name]):
+            columns.append(_temporal_text(frame[name]))
+    return frame.with_columns(columns) if columns else frame
+
+
+_LOW, _HIGH = 1, 9999
+"""The years Python's datetime holds: a table renders every value through it."""
+
+
+def _year_bounds(series):  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    import polars as pl
+
+    low = pl.Series([dt.datetime(_LOW, 1, 1)]).cast(series.dtype).to_physical()[0] if isinstance(
+        series.dtype, pl.Datetime) else (dt.date(_LOW, 1, 1) - dt.date(1970, 1, 1)).days
+    high = pl.Series([dt.datetime(_HIGH, 12, 31, 23, 59, 59)]).cast(series.dtype).to_physical()[0] \
+        if isinstance(series.dtype, pl.Datetime) else (dt.date(_HIGH, 12, 31) - dt.date(1970, 1, 1)).days
+    return low, high
+
+
+def _in_range(series) -> bool:  # type: ignore[no-untyped-def]
+    low, high = _year_bounds(series)
+    physical = series.to_physical().drop_nulls()
+    return physical.is_empty() or (physical.min() >= low and physical.max() <= high)
+
+
+def _temporal_text(series):  # type: ignore[no-untyped-def]
+    import polars as pl
+
+    low, high = _year_bounds(series)
+    physical = series.to_physical()
+    safe = series.to_frame().with_columns(
+        pl.when(physical.is_between(low, high)).then(pl.col(series.name)).otherwise(None)
+    ).to_series().cast(pl.Utf8)
+    text = pl.when(physical.is_between(low, high)).then(safe).when(physical > high).then(
+        pl.lit("infinity")).otherwise(pl.lit("-infinity"))
+    return pl.select(text.alias(series.name)).to_series()
 
 
 def _flat(frame):  # type: ignore[no-untyped-def]
@@ -89,18 +186,30 @@ def render_table(frame, *, color: bool) -> str:  # type: ignore[no-untyped-def]
 
 
 @click.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format.")
 @store_option
-def info(store_path: str | None) -> None:
+def info(fmt: str, store_path: str | None) -> None:
     """Counts per table, formats, agents and quarantine size."""
+    from tracelab.report import indented_json, printable
     from tracelab.store import open_store
 
     with open_store(store_path, read_only=True, create=False) as store:
         summary = store_summary(store)
-    click.echo(f"store: {summary['store']}")
+    if fmt == "json":
+        echo_document(indented_json({
+            "store": summary["store"], "tables": summary["tables"],
+            "formats": [{"format": k, "files": v} for k, v in summary["formats"]],
+            "agents": [{"agent": k, "episodes": v} for k, v in summary["agents"]],
+            "tools_declared": summary["declared"], "tools_unknown": summary["undeclared"],
+            "executed_writes": summary["writes"]}))
+        return
+    click.echo(f"store: {printable(summary['store'])}")
     for table, count in summary["tables"].items():
         click.echo(f"  {table:<17} {count:>10,}")
-    click.echo("formats: " + (", ".join(f"{k} ({v} files)" for k, v in summary["formats"]) or "none"))
-    click.echo("agents:  " + (", ".join(f"{k or '(none)'} ({v})" for k, v in summary["agents"]) or "none"))
+    click.echo("formats: " + (", ".join(f"{printable(k)} ({v} files)" for k, v in summary["formats"]) or "none"))
+    click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary["agents"])
+                              or "none"))
     click.echo(f"tools declared: {summary['declared']:,} episodes, unknown: {summary['undeclared']:,}")
     unknown = summary["unknown_effect"]
     click.echo(f"executed writes: {summary['writes']:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "

@@ -202,10 +202,17 @@ def check_str(value: Any, ctx: Ctx, line: int | None, raw: str | None = None) ->
     return value
 
 
+MAX_INT = 2**63 - 1
+"""Suite integers are stored as 64-bit integers; anything larger cannot be a count."""
+
+
 def check_int(value: Any, ctx: Ctx, line: int | None, minimum: int | None = None) -> int:
-    """`value` when it is an integer (not a boolean) of at least `minimum`."""
+    """`value` when it is an integer (not a boolean) of at least `minimum` and within 64 bits."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ctx.error(f"expected an integer, got {describe(value)}", line)
     if minimum is not None and value < minimum:
         raise ctx.error(f"must be at least {minimum}, got {value}", line)
+    if not -MAX_INT <= value <= MAX_INT:
+        raise ctx.error(f"must be at most {MAX_INT:,} (a 64-bit integer), got a {len(str(abs(value)))}-digit "
+                        "number", line)
     return value

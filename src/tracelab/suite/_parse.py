@@ -100,8 +100,13 @@ def resolve_file(ref: Any, ctx: Ctx, line: int | None, env: Env) -> Any:
     if ".." in ref.replace("\\", "/").split("/"):
         raise ctx.error(f"path {ref!r} contains '..'; keep referenced files inside the suite's "
                         "folder", line)
+    if "\0" in ref:
+        raise ctx.error("the path holds a NUL character", line)
     folder = env.folder.resolve()
-    target = (folder / ref).resolve()
+    try:
+        target = (folder / ref).resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        raise ctx.error(f"path {ref!r} cannot be resolved (a symlink loop?)", line) from None
     if not target.is_relative_to(folder):
         raise ctx.error(f"path {ref!r} resolves outside the suite's folder (to {target})", line)
     if not target.is_file():

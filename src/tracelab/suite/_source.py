@@ -140,13 +140,69 @@ def read_document(path: Path, shown: str | None = None) -> Document:
     data = _parse_json(text, shown) if is_json else _parse_yaml(text, shown)
     if is_json:
         data = _with_lines(data, text)
+    _refuse_surrogates(data, shown)
     return Document(path=path, data=data, sha256=hashlib.sha256(raw).hexdigest(), is_json=is_json)
+
+
+MAX_NODES = 1_000_000
+"""The most values a suite may hold once its YAML aliases are expanded. An alias repeats its
+anchor's whole value; nested, a few hundred bytes of aliases expand to billions of values (a
+"billion laughs") that every later pass over the suite would walk."""
+
+
+def _expanded_size(root: yaml.Node, shown: str) -> int:
+    """How many nodes the document holds with every alias expanded, counting each distinct
+    node once (so the count itself stays linear in the file).
+
+    Raises:
+        SuiteError: past MAX_NODES, or an alias inside its own anchor.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if done:
+            on_path.discard(key)
+            sizes[key] = min(MAX_NODES + 1, 1 + sum(sizes[id(child)] for child in children))
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise SuiteError(f"{shown}:{node.start_mark.line + 1}: invalid YAML: an alias refers to "
+                             "the value that contains it")
+        on_path.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in on_path:
+                raise SuiteError(f"{shown}:{child.start_mark.line + 1}: invalid YAML: an alias refers "
+                                 "to the value that contains it")
+            if id(child) not in sizes:
+                stack.append((child, False))
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def _parse_yaml(text: str, shown: str) -> Any:
     loader = _LineLoader(text)
     try:
-        return loader.get_single_data()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, shown) > MAX_NODES:
+            raise SuiteError(f"{shown}: its YAML aliases expand to more than {MAX_NODES:,} values; "
+                             "a suite that large is refused (write the repeated parts out, or use "
+                             "`defaults`)")
+        return loader.construct_document(node)
     except _DuplicateKey as dup:
         raise SuiteError(
             f"{shown}:{dup.line}: key {dup.key!r} repeats the key of line {dup.first}; "
@@ -161,6 +217,24 @@ def _parse_yaml(text: str, shown: str) -> Any:
         raise SuiteError(f"{shown}: invalid YAML: {exc}") from None
     finally:
         loader.dispose()
+
+
+def _refuse_surrogates(data: Any, shown: str) -> None:
+    """Refuse a string holding a lone surrogate (an escape such as ``"\\uD800"``): it is no
+    character, and cannot be written as UTF-8 to a report, a store or DuckDB."""
+    stack: list[tuple[Any, int | None]] = [(data, line_of(data))]
+    while stack:
+        value, line = stack.pop()
+        if isinstance(value, str):
+            if any("\ud800" <= char <= "\udfff" for char in value):
+                where = f"{shown}:{line}" if line else shown
+                raise SuiteError(f"{where}: a string holds a lone surrogate escape (\\uD800 to "
+                                 "\\uDFFF), which is not a character; write the character itself")
+        elif isinstance(value, dict):
+            stack.extend((key, line_of(value, key) or line) for key in value)
+            stack.extend((item, line_of(value, key) or line) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, line_of(value, i) or line) for i, item in enumerate(value))
 
 
 def _with_lines(data: Any, text: str) -> Any:

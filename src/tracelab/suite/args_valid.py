@@ -131,10 +131,48 @@ def args_problem(validator: jsonschema_rs.Validator, args: str | None,
     error = next(iter(validator.iter_errors(instance)), None)
     if error is None:
         return None
-    if not error.instance_path:
-        return f"args invalid: {error.message}"
-    where = "/" + "/".join(str(part) for part in error.instance_path)
-    return f"args invalid at {where}: {error.message}"
+    where = " at /" + "/".join(str(part) for part in error.instance_path) if error.instance_path else ""
+    return f"args invalid{where}: {_rule(error)} ({_shape(error.instance)})"
+
+
+_SCHEMA_SIDE = ("limit", "types", "pattern", "property", "options", "expected_value")
+"""Fields of a jsonschema_rs error kind that come from the schema. The others (`unexpected`)
+and the error's message quote the args, which may hold the secret a check is about."""
+
+
+def _rule(error: jsonschema_rs.ValidationError) -> str:
+    """The rule a call broke, from the schema alone: ``fails maxLength 5``."""
+    kind = error.kind
+    details = kind.as_dict()
+    # the schema's keyword names the rule best (`additionalProperties: false` fails as falseSchema)
+    keyword = error.schema_path[-1] if error.schema_path and isinstance(error.schema_path[-1], str) else kind.name
+    if kind.name == "additionalProperties":
+        return f"fails additionalProperties ({len(details.get('unexpected') or [])} not allowed)"
+    if "types" in details:
+        details["types"] = " or ".join(details["types"])
+    shown = [details[key] if key == "types" else orjson.dumps(details[key]).decode()
+             for key in _SCHEMA_SIDE if key in details]
+    rule = f"fails {keyword}" + (f" {', '.join(shown)}" if shown else "")
+    return rule if len(rule) <= 120 else rule[:119] + "…"
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one}" if n == 1 else f"{n} {many or one + 's'}"
+
+
+def _shape(value: Any) -> str:
+    """What the failing value is, never what it holds: its JSON type and size."""
+    if isinstance(value, str):
+        return f"the value is a string of {_count(len(value), 'character')}"
+    if isinstance(value, list):
+        return f"the value is an array of {_count(len(value), 'item')}"
+    if isinstance(value, dict):
+        return f"the value is an object of {_count(len(value), 'property', 'properties')}"
+    if isinstance(value, bool):
+        return "the value is a boolean"
+    if value is None:
+        return "the value is null"
+    return "the value is a number"
 
 
 def _loads(text: str) -> Any:

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import duckdb
 import polars as pl
 
-from tracelab.errors import SuiteError, UsageError
+from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.args_valid import validate_calls
 from tracelab.suite.compile import Plan, compile_suite
@@ -24,9 +25,8 @@ from tracelab.suite.locate import STEP_IDX, locate_leaks
 from tracelab.suite.model import Case, Suite
 from tracelab.suite.needles import lower_needles, prefilter_re2
 from tracelab.suite.results import CheckResult, build_result
-from tracelab.suite.where import where_predicate
+from tracelab.suite.where import where_flags
 
-_WHERE_FLAGS = "__WHERE_FLAGS__"
 _NUMBER_CHARACTERS = frozenset("0123456789.e+-")
 """A lowered needle made of these alone could occur in the text of a JSON number."""
 
@@ -141,32 +141,24 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
 
 
 def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
-    """Build chk_sel and chk_runs; a `where` that fails on the stored data is a suite error."""
+    """Build chk_sel and chk_runs; a `where` runs apart, in where_flags's sandbox."""
     con.execute(load_sql("assertions/_selection"))
     if plan.has("p_select", has_select=True):
-        flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in plan.wheres)
-        template = load_sql("assertions/_select_keys")
-        assert template.count(_WHERE_FLAGS) == 1
+        con.execute(load_sql("assertions/_select_matched"))
+        flags = (where_flags(con, plan.wheres, partial(_located, suite)) if plan.wheres
+                 else pl.DataFrame(schema={"episode_id": pl.Utf8, "flags": pl.List(pl.Boolean)}))
+        con.register("chk_where_flags", _ArrowStream(flags))
         try:
-            con.execute(template.replace(_WHERE_FLAGS, f"[{flags}]::BOOLEAN[]"))
-        except duckdb.Error as exc:
-            raise _where_error(con, suite, plan, exc) from None
+            con.execute(load_sql("assertions/_select_keys"))
+        finally:
+            con.unregister("chk_where_flags")
     con.execute(load_sql("assertions/_runs"))
 
 
-def _where_error(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan,
-                 exc: duckdb.Error) -> Exception:
-    """Name the case whose `where` fails (looked for only once the selection failed)."""
-    lines = {case.id: case.line for case in suite.cases}
-    for case_id, expr in plan.wheres:
-        try:
-            con.execute(f"SELECT count(*) FROM episodes WHERE {where_predicate(expr)}")
-        except duckdb.Error as where_exc:
-            where = f"{suite.path}:{lines[case_id]}" if lines[case_id] else str(suite.path)
-            message = str(where_exc).strip().splitlines()[0]
-            return SuiteError(f"{where}: case {case_id!r}: key 'select.where' fails on the "
-                              f"stored runs: {message}")
-    return exc
+def _located(suite: Suite, case_id: str) -> str:
+    """``file:line: case 'id'``, the start of a message about one case."""
+    line = next((case.line for case in suite.cases if case.id == case_id), None)
+    return f"{suite.path}:{line}: case {case_id!r}" if line else f"{suite.path}: case {case_id!r}"
 
 
 def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -> None:

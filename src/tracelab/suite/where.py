@@ -20,11 +20,27 @@ what RE2 in DuckDB accepts.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from tracelab.errors import SuiteError
 from tracelab.sqlfiles import load_sql
+
+if TYPE_CHECKING:
+    import polars as pl
+
+REFUSED_FUNCTIONS = frozenset({
+    "current_setting",  # reads the connection's settings (paths, limits): not a run's data
+    "getenv",           # the environment (the DuckDB shell has it; refused should it appear)
+    "sleep_ms",         # stalls a check for as long as the suite asks
+    "write_log",        # writes to DuckDB's log, which can be a file
+    "nextval", "currval", "setseed",  # change or read state outside the row
+})
+"""Scalar functions a `where` may not call: each observes or changes something other than the
+run it is given. The selection also runs in a sandbox with external access disabled
+(`where_flags`), so a function missed here still reads no file and no environment."""
 
 
 def where_predicate(expr: str) -> str:
@@ -115,6 +131,9 @@ class SqlChecker:
                 return "subqueries are not allowed; use columns of episodes only"
             if kind == "PARAMETER":
                 return "parameters ($1, ?) are not allowed"
+            if kind == "FUNCTION" and part.get("function_name", "").lower() in REFUSED_FUNCTIONS:
+                return (f"{part['function_name']}() is not allowed in a where: it reads or changes "
+                        "something other than the run (the environment, settings, time, logs)")
             if kind == "FUNCTION" and part.get("function_name", "").lower() in self.table_functions:
                 return (f"{part['function_name']}() is a table function; file readers and "
                         "table functions are not allowed")
@@ -171,3 +190,88 @@ def _one_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines()]
     kept = [line for line in lines if line and not line.startswith(("LINE ", "^"))]
     return " ".join(" ".join(kept).split())
+
+
+# --- evaluation at check time --------------------------------------------------------------
+
+_COLUMNS = "__COLUMNS__"
+
+
+def where_columns(exprs: list[str], known: list[str]) -> list[str]:
+    """The columns of episodes (`known`, in table order) that the `where` expressions use;
+    all of them when one uses a star (``COLUMNS(*)``)."""
+    used: set[str] = set()
+    with duckdb.connect(":memory:", config={"enable_external_access": False}) as con:
+        for expr in exprs:
+            sql = f"SELECT * FROM episodes WHERE {where_predicate(expr)}"
+            tree = json.loads(con.execute(load_sql("suite/where_ast"), [sql]).fetchone()[0])
+            where = tree["statements"][0]["node"]["where_clause"]
+            for part in _walk(where):
+                if part.get("class") == "STAR":
+                    return list(known)
+                if part.get("class") == "COLUMN_REF":
+                    used.add(part["column_names"][-1].lower())
+    return [name for name in known if name.lower() in used]
+
+
+def where_flags(con: duckdb.DuckDBPyConnection, wheres: list[tuple[str, str]],
+                located: Callable[[str], str]) -> pl.DataFrame:
+    """The value of every `where` for each run in chk_matched that a case with a `where` could
+    select: (episode_id, flags BOOLEAN[]), flags in the order of `wheres`.
+
+    The expressions run in a sandbox: an in-memory connection with external access disabled
+    and its configuration locked, holding a copy of just the rows and columns of episodes
+    they read (suite.md §7). A `where` that fails on those values is a suite error whose
+    message names the case but never quotes the value (it is stored trace text).
+
+    Args:
+        con: the store's connection, with chk_matched built (_select_matched.sql).
+        wheres: (case id, expression) per case with a `where`, in where_idx order.
+        located: the ``file:line: case 'id'`` prefix of a case's messages.
+
+    Raises:
+        SuiteError: a `where` fails on the stored runs.
+    """
+    import polars as pl
+
+    from tracelab.store import configure_connection, quote_identifier
+
+    described = con.execute(load_sql("suite/where_columns")).fetchall()
+    types = {name: kind for name, kind, *_ in described}
+    columns = where_columns([expr for _, expr in wheres], list(types))
+    if "episode_id" in columns:
+        columns.remove("episode_id")
+    columns = ["episode_id", *columns]
+    template = load_sql("suite/where_rows")
+    assert template.count(_COLUMNS) == 2  # one in the comment, one in the query
+    query = template.replace(f"SELECT {_COLUMNS}", "SELECT " + ", ".join(map(quote_identifier, columns)))
+    rows = pl.DataFrame(con.sql(query))
+    with duckdb.connect(":memory:", config={"enable_external_access": False}) as sandbox:
+        configure_connection(sandbox)
+        sandbox.execute("SET lock_configuration = true")
+        table = ", ".join(f"{quote_identifier(name)} {types[name]}" for name in columns)
+        sandbox.execute(f"CREATE TABLE episodes ({table})")
+        sandbox.register("where_rows", rows)
+        sandbox.execute("INSERT INTO episodes SELECT * FROM where_rows")
+        sandbox.unregister("where_rows")
+        flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in wheres)
+        try:
+            return pl.DataFrame(sandbox.sql(f"SELECT episode_id, [{flags}]::BOOLEAN[] AS flags FROM episodes"))
+        except duckdb.Error:
+            pass
+        for case_id, expr in wheres:  # which case: looked for only once the selection failed
+            try:
+                sandbox.execute(f"SELECT count(*) FROM episodes WHERE {where_predicate(expr)}")
+            except duckdb.Error as exc:
+                raise SuiteError(f"{located(case_id)}: key 'select.where' fails on the stored runs "
+                                 f"with a DuckDB {_error_kind(exc)} (the message is not shown: it "
+                                 "may quote stored trace text); guard the expression, e.g. with "
+                                 "TRY_CAST") from None
+        raise SuiteError(f"{located(wheres[0][0])}: key 'select.where': the cases' `where`s fail "
+                         "together on the stored runs")
+
+
+def _error_kind(exc: duckdb.Error) -> str:
+    """``Conversion Error`` from DuckDB's ``Conversion Error: Could not convert string '...'``."""
+    head = str(exc).split(":", 1)[0].strip()
+    return head if head.endswith("Error") and "\n" not in head else type(exc).__name__
