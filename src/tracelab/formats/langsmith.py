@@ -240,7 +240,7 @@ def _tool_steps(run: Record) -> list[Step]:
     tool = run.get("name")
     call = _stamp(tool_call_step(tool, call_id, run.get("inputs")), run.get("start_time"))
     outputs = run.get("outputs")
-    output = outputs.get("output") if isinstance(outputs, dict) and len(outputs) == 1 else outputs
+    output = outputs.get("output", outputs) if isinstance(outputs, dict) else outputs
     text = text_of(output) if not isinstance(output, str) else output
     if isinstance(output, dict) and isinstance(output.get("kwargs"), dict):
         text = text_of(output["kwargs"].get("content"))
