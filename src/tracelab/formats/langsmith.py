@@ -116,8 +116,8 @@ def _flatten(run: Record) -> list[Record]:
         out.append(current)
         children = current.get("child_runs")
         if isinstance(children, list):
-            kids = [dict(c, parent_run_id=c.get("parent_run_id", current.get("id")),
-                         trace_id=c.get("trace_id", current.get("trace_id")))
+            kids = [dict(c, parent_run_id=c.get("parent_run_id") or current.get("id"),
+                         trace_id=c.get("trace_id") or current.get("trace_id"))
                     for c in children if isinstance(c, dict)]
             stack.extend(reversed(kids))
     return out

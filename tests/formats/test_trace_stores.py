@@ -1,0 +1,103 @@
+"""LangSmith run exports and Langfuse trace exports: the mapping of runs and observations, the
+hand-written samples, detection and quarantine."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracelab.formats import all_formats, langfuse, langsmith
+from tracelab.formats.base import Quarantined, Source
+from tracelab.ingest import detect_format
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
+RUNS = SAMPLES / "langsmith" / "support_runs.jsonl"
+TRACES = SAMPLES / "langfuse" / "travel_desk.json"
+
+
+def run(run_id, kind, parent=None, trace="t1", order="", **fields):
+    return {"id": run_id, "name": fields.pop("name", run_id), "run_type": kind, "trace_id": trace,
+            "parent_run_id": parent, "dotted_order": order or run_id, **fields}
+
+
+def test_langsmith_tool_runs_are_calls_and_llm_runs_assistant_steps(write_jsonl) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "refund", "arguments": "{\"id\": 7}"}}
+    asked = {"id": "c2", "type": "function", "function": {"name": "notify", "arguments": "{}"}}
+    runs = [
+        run("a", "chain", name="agent", start_time="2026-11-18T10:00:00", status="error",
+            error="boom\nRuntimeError: refund failed", inputs={"q": "Refund 7"}),
+        run("a.1", "llm", "a", inputs={"messages": [{"role": "user", "content": "Refund 7"}]},
+            outputs={"choices": [{"message": {"role": "assistant", "content": "On it.",
+                                              "tool_calls": [call, asked]}}]},
+            extra={"invocation_params": {"model": "gpt-4o"}}),
+        run("a.2", "tool", "a", name="refund", inputs={"id": 7}, error="ToolException: declined",
+            outputs={"tool_call_id": "c1"}),
+    ]
+    [(line, found)] = list(langsmith.episodes(Source(write_jsonl(runs))))
+    assert line == 1
+    assert [(s["kind"], s.get("name"), s.get("status")) for s in found["steps"]] == [
+        ("user", None, None), ("assistant", None, None),
+        ("tool_call", "notify", None),  # asked for, and no tool run recorded it
+        ("tool_call", "refund", None), ("tool_result", "refund", "error"),
+    ]
+    assert found["steps"][3]["args"] == {"id": 7} and found["steps"][4]["error"] == "ToolException: declined"
+    assert (found["episode_id"], found["agent"], found["model"], found["termination"], found["error"]) == (
+        "t1", "agent", "gpt-4o", "error", "RuntimeError: refund failed")
+
+
+def test_langsmith_nested_child_runs_read_like_flat_ones(write_jsonl) -> None:
+    tree = run("r", "chain", name="agent", inputs={"input": "Hi"}, outputs={"output": "Hello"},
+               child_runs=[run("r.t", "tool", name="clock", inputs={}, outputs={"output": "10:00"})])
+    del tree["trace_id"], tree["child_runs"][0]["trace_id"]
+    [(_, found)] = list(langsmith.episodes(Source(write_jsonl([tree]))))
+    assert [(s["kind"], s.get("text")) for s in found["steps"]] == [
+        ("user", "Hi"), ("assistant", "Hello"), ("tool_call", None), ("tool_result", "10:00")]
+    assert found["episode_id"] == "r"
+
+
+def test_langsmith_sample_and_its_bad_line(store) -> None:
+    report = store.ingest([RUNS])
+    assert (report.added, report.quarantined, report.files[0].format) == (2, 1, "langsmith")
+    assert store.sql("SELECT line FROM quarantine").rows() == [(9,)]
+    rows = store.sql("SELECT case_id, tool_name, call_id, status FROM tool_calls JOIN episodes "
+                     "USING (episode_id) ORDER BY case_id, call_index").rows()
+    assert rows == [("broken-item-refund", "issue_refund", "1f0b7a10-0000-7000-8000-0000000000b2", "error"),
+                    ("broken-item-refund", "create_ticket", "call_tk1", "missing"),
+                    ("late-order", "lookup_order", "call_lk1", "ok")]
+
+
+def test_langfuse_observations_become_steps(write_jsonl) -> None:
+    trace = {"id": "lf1", "name": "desk", "timestamp": "2026-11-18T08:00:00Z", "userId": "u1",
+             "metadata": {"case_id": "c"}, "observations": [
+                 {"id": "g1", "type": "GENERATION", "name": "plan", "startTime": "2026-11-18T08:00:01Z",
+                  "model": "gpt-4o", "input": [{"role": "user", "content": "Book it"}],
+                  "output": {"role": "assistant", "content": "Booking.", "tool_calls": [
+                      {"id": "k1", "type": "function", "function": {"name": "book", "arguments": "{}"}}]}},
+                 {"id": "s1", "type": "SPAN", "name": "book", "startTime": "2026-11-18T08:00:02Z",
+                  "input": {"room": 1}, "output": None, "level": "ERROR", "statusMessage": "sold out"},
+                 {"id": "e1", "type": "EVENT", "name": "audit", "startTime": "2026-11-18T08:00:03Z",
+                  "input": {"ok": False}},
+             ]}
+    [(_, found)] = list(langfuse.episodes(Source(write_jsonl([trace]))))
+    assert [(s["kind"], s.get("name"), s.get("status"), s.get("error")) for s in found["steps"]] == [
+        ("user", None, None, None), ("assistant", None, None, None),
+        ("tool_call", "book", None, None), ("tool_result", "book", "error", "sold out"),
+        ("event", "audit", None, None),
+    ]
+    assert (found["case_id"], found["principal"], found["model"]) == ("c", {"user_id": "u1"}, "gpt-4o")
+
+
+def test_langfuse_sample_and_traces_without_observations(store, write_jsonl) -> None:
+    report = store.ingest([TRACES])
+    assert (report.added, report.quarantined, report.files[0].format) == (2, 0, "langfuse")
+    rows = store.sql("SELECT case_id, tool_name, status FROM tool_calls JOIN episodes "
+                     "USING (episode_id) ORDER BY case_id, call_index").rows()
+    assert rows == [("book-flight", "search_flights", "ok"), ("book-flight", "book_flight", "ok"),
+                    ("cancel-hotel", "cancel_booking", "error")]
+    ids_only = {"id": "x", "timestamp": "2026-11-18T08:00:00Z", "observations": ["o1", "o2"]}
+    [bad] = list(langfuse.episodes(Source(write_jsonl([ids_only]))))
+    assert isinstance(bad, Quarantined) and bad.reason == "observations[0] is a string, not an object"
+
+
+def test_each_claims_its_sample_and_no_other_format_does() -> None:
+    for module, path in ((langsmith, RUNS), (langfuse, TRACES)):
+        assert detect_format(Source(path)) is module
+        assert [m.name for m in all_formats() if m.claims(Source(path))] == [module.name]
