@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tracelab.errors import DataError
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
 from tracelab.formats.common import (
     Record,
@@ -125,12 +126,7 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
     yield from own.bad
     if not own.entries or own.head is None:
         return
-    group = _group(source.path)
-    files = [own if path == source.path else _read(path) for path in group]
-    try:
-        yield own.entries[0].line, _episode(files)
-    except RecordError as exc:
-        yield Quarantined(own.entries[0].line, str(exc), None)
+    yield own.entries[0].line, _group_episode(source.path, own)
 
 
 # -- one file ------------------------------------------------------------------------------
@@ -163,13 +159,7 @@ class _Head:
 
 
 def _read(path: Path) -> _File:
-    stat = path.stat()
-    return _read_cached(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=16)
-def _read_cached(path: str, mtime_ns: int, size: int) -> _File:
-    """Every line of a file mapped once (a group's files are read for each of its files)."""
+    """Every line of a file mapped: good entries with their steps, bad lines quarantined."""
     entries: list[_Entry] = []
     bad: list[Quarantined] = []
     for line, raw in Source(path).lines():
@@ -192,6 +182,32 @@ def _head(entries: list[_Entry]) -> _Head | None:
 
 
 # -- the session group of a file -------------------------------------------------------------
+
+
+_built: dict[tuple[tuple[str, int, int], ...], Record] = {}
+"""The last groups' episodes, by their files' (path, mtime, size): each file of a group yields
+the same episode, built once while its files are unchanged."""
+KEEP_BUILT = 2
+
+
+def _group_episode(path: Path, own: _File) -> Record:
+    group = [p for p in _group(path) if p == path or p.is_file()]
+    key = tuple((str(p), st.st_mtime_ns, st.st_size) for p in group for st in [p.stat()])
+    if key not in _built:
+        if len(_built) >= KEEP_BUILT:
+            del _built[next(iter(_built))]
+        files = [own if p == path else _read_other(p) for p in group]
+        _built[key] = _episode([f for f in files if f is not None])
+    return _built[key]
+
+
+def _read_other(path: Path) -> _File | None:
+    """Another file of the group; one that cannot be read is reported when it is ingested
+    itself, and its session is read without it here."""
+    try:
+        return _read(path)
+    except (DataError, OSError):
+        return None
 
 
 def _group(path: Path) -> list[Path]:
@@ -252,7 +268,7 @@ def _peek(path: Path) -> _Head | None:
                     break
             if line >= HEAD_LINES:
                 break
-    except Exception:  # an unreadable neighbour is reported when it is ingested itself
+    except (DataError, OSError):  # an unreadable neighbour is reported when it is ingested itself
         return None
     return _head(entries)
 
