@@ -2,6 +2,7 @@
 coding session written in both formats giving the same verdicts under one suite."""
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -9,6 +10,8 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tracelab.check import check
 from tracelab.formats import all_formats, claude_code, codex
@@ -330,3 +333,75 @@ def test_one_session_as_claude_code_and_as_codex_gives_the_same_verdicts(tmp_pat
     assert [case for case, index, passed in runs if index == 1 and not passed] == [
         "no-push-after-failing-tests", "no-push-to-main", "no-write-outside-workspace",
         "secrets-stay-off-the-terminal"]
+
+
+# -- robustness ----------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+blocks = st.lists(st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=8)}),
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": st.sampled_from(["t1", "t2"]),
+                           "name": st.sampled_from(["Bash", "Task"]), "input": json_values}),
+    st.fixed_dictionaries({"type": st.just("tool_result"), "tool_use_id": st.sampled_from(["t1", "t2"]),
+                           "content": json_values}, optional={"is_error": json_values}),
+    json_values), max_size=3)
+claude_entries = st.lists(st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["user", "assistant", "system", "summary", "file-history-snapshot", "x"]),
+         "sessionId": st.sampled_from(["s-1", "s-2"]), "parentUuid": st.sampled_from([None, "u1"])},
+        optional={"uuid": st.sampled_from(["u1", "u2", "u3"]), "isSidechain": json_values,
+                  "timestamp": st.sampled_from(["2026-11-20T10:00:00Z", "2026-11-20T09:00:00Z"]),
+                  "message": st.fixed_dictionaries({}, optional={"content": st.one_of(st.text(max_size=8), blocks),
+                                                                 "model": json_values}),
+                  "isCompactSummary": json_values, "isMeta": json_values, "subtype": json_values,
+                  "toolUseResult": json_values, "agentId": json_values, "slug": json_values}),
+    json_values), min_size=1, max_size=6)
+
+
+def accounted(items: list[Any], count: int) -> None:
+    """Every line is a quarantined line or part of the one episode, numbered by its first good line."""
+    bad = [item.line for item in items if isinstance(item, Quarantined)]
+    good = [item for item in items if not isinstance(item, Quarantined)]
+    assert len(good) <= 1 and len(set(bad)) == len(bad) and set(bad) <= set(range(1, count + 1))
+    if good:
+        assert good[0][0] == min(set(range(1, count + 1)) - set(bad))
+        assert all(step["kind"] in KINDS for step in good[0][1]["steps"])
+
+
+KINDS = {"system", "user", "assistant", "tool_call", "tool_result", "event", "error"}
+examples = itertools.count()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=claude_entries)
+def test_any_claude_code_file_gives_one_episode_and_quarantined_lines(tmp_path, entries) -> None:
+    folder = tmp_path / f"p{next(examples)}"  # one folder per example: a session group is a folder
+    folder.mkdir()
+    path = folder / "s.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    accounted(list(claude_code.episodes(Source(path))), len(entries))
+
+
+codex_lines = st.lists(st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(list(codex.LINE_TYPES) + ["x"]), "timestamp": st.just("2026-11-20T10:00:00Z"),
+         "payload": st.one_of(json_values, st.fixed_dictionaries(
+             {"type": st.sampled_from(["message", "function_call", "function_call_output", "custom_tool_call",
+                                       "local_shell_call", "reasoning", "token_count", "error", "y"])},
+             optional={"role": st.sampled_from(["user", "assistant", "developer", "tool"]),
+                       "content": json_values, "name": st.sampled_from(["shell", "apply_patch", "exec_command"]),
+                       "arguments": st.one_of(json_values, st.just('{"command": ["bash", "-lc", "ls"]}')),
+                       "call_id": json_values, "output": json_values, "input": json_values,
+                       "action": json_values, "summary": json_values, "id": json_values,
+                       "model": json_values, "info": json_values}))}),
+    json_values), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=codex_lines)
+def test_any_rollout_gives_one_episode_and_quarantined_lines(adapt, lines) -> None:
+    accounted(adapt(codex, *map(json.dumps, lines)), len(lines))

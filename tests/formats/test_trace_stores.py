@@ -2,7 +2,11 @@
 hand-written samples, detection and quarantine."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tracelab.formats import all_formats, langfuse, langsmith
 from tracelab.formats.base import Quarantined, Source
@@ -101,3 +105,60 @@ def test_each_claims_its_sample_and_no_other_format_does() -> None:
     for module, path in ((langsmith, RUNS), (langfuse, TRACES)):
         assert detect_format(Source(path)) is module
         assert [m.name for m in all_formats() if m.claims(Source(path))] == [module.name]
+
+
+# -- robustness ----------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+messages = st.lists(st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "system", "tool", "x"])},
+    optional={"content": json_values, "tool_calls": json_values}), max_size=3)
+runs = st.lists(st.one_of(st.fixed_dictionaries(
+    {"id": st.sampled_from(["a", "b", "c", "d"]), "run_type": st.sampled_from(["llm", "chain", "tool", "retriever"]),
+     "trace_id": st.one_of(st.sampled_from(["t1", "t2", None]), json_values),
+     "parent_run_id": st.one_of(st.sampled_from([None, "a", "b"]), json_values)},
+    optional={"name": json_values, "dotted_order": json_values, "start_time": json_values,
+              "inputs": st.one_of(json_values, st.fixed_dictionaries({"messages": messages})),
+              "outputs": st.one_of(json_values, st.fixed_dictionaries({"generations": json_values}),
+                                   st.fixed_dictionaries({"choices": st.lists(
+                                       st.fixed_dictionaries({"message": st.one_of(json_values, messages)}),
+                                       max_size=2)})),
+              "error": json_values, "status": json_values, "extra": json_values, "tags": json_values,
+              "child_runs": json_values, "reference_example_id": json_values}),
+    json_values), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=runs)
+def test_any_run_export_gives_episodes_or_quarantined_lines(adapt, records) -> None:
+    items = adapt(langsmith, *map(json.dumps, records))
+    lines = {item.line if isinstance(item, Quarantined) else item[0] for item in items}
+    assert lines <= set(range(1, len(records) + 1))
+    good = [i for i, r in enumerate(records, start=1) if isinstance(r, dict) and r.get("id") is not None]
+    assert all(any(line <= g for line in lines) for g in good)  # every run went to some episode
+    episodes = [item[1]["episode_id"] for item in items if not isinstance(item, Quarantined)]
+    assert len(episodes) == len(set(episodes))
+
+
+observations = st.lists(st.fixed_dictionaries(
+    {"id": st.sampled_from(["o1", "o2"]), "type": st.sampled_from(["GENERATION", "SPAN", "EVENT", "TOOL", "X"])},
+    optional={"name": json_values, "startTime": json_values, "endTime": json_values, "level": json_values,
+              "input": st.one_of(json_values, messages), "output": st.one_of(json_values, messages),
+              "statusMessage": json_values, "model": json_values, "metadata": json_values}), max_size=4)
+traces = st.lists(st.one_of(st.fixed_dictionaries(
+    {"id": st.sampled_from(["x", "y", ""]), "observations": st.one_of(observations, json_values)},
+    optional={"name": json_values, "timestamp": json_values, "input": json_values, "output": json_values,
+              "userId": json_values, "metadata": json_values, "tags": json_values}),
+    json_values), min_size=1, max_size=4)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=traces)
+def test_any_trace_export_gives_one_item_per_trace(adapt, records) -> None:
+    items = adapt(langfuse, *map(json.dumps, records))
+    assert [item.line if isinstance(item, Quarantined) else item[0] for item in items] == list(
+        range(1, len(records) + 1))

@@ -24,6 +24,7 @@ from tracelab.formats.common import (
     label_fields,
     map_items,
     message_step,
+    optional_string,
     records,
     require_list,
     require_object,
@@ -109,9 +110,11 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
         require_object(o, f"observations[{i}]")
         for i, o in enumerate(require_list(trace.get("observations"), "observations"))
     ]
-    if any(o.get("type") not in OBSERVATION_TYPES for o in observations):
-        bad = next(o.get("type") for o in observations if o.get("type") not in OBSERVATION_TYPES)
-        raise RecordError(f"an observation of type {bad!r} (export traces with full observations)")
+    for index, observation in enumerate(observations):
+        if observation.get("type") not in OBSERVATION_TYPES:
+            raise RecordError(f"observations[{index}]: type {observation.get('type')!r} is not a "
+                              "Langfuse observation type")
+        optional_string(observation.get("name"), f"observations[{index}].name")
     ordered = sorted(enumerate(observations), key=lambda p: (_text(p[1].get("startTime")), p[0]))
     steps = _steps([o for _, o in ordered], trace)
     return build_episode(_fields(trace, observations), steps, None)
@@ -123,7 +126,7 @@ def _text(value: Any) -> str:
 
 def _steps(observations: list[Record], trace: Record) -> list[Step]:
     generations = [o for o in observations if o.get("type") == "GENERATION"]
-    asked = {c["name"] for g in generations for c in _output(g.get("output"))[1]}
+    asked = {c["name"] for g in generations for c in _output(g.get("output"))[1] if isinstance(c["name"], str)}
     tools = [(i, o.get("id"), o.get("name")) for i, o in enumerate(observations) if _is_tool(o, asked)]
     requests = Requests(tools)
     steps: list[Step] = []

@@ -103,9 +103,16 @@ def _problem(record: Any) -> str | None:
         return "not a JSON object"
     if record.get("run_type") not in RUN_TYPES:
         return f"run_type {record.get('run_type')!r} is not one of {', '.join(RUN_TYPES)}"
-    if not isinstance(record.get("id"), (str, int)) or isinstance(record.get("id"), bool):
-        return "the run has no `id`"
+    if not _is_id(record.get("id")):
+        return "the run has no `id` (a string or a number)"
+    for key in ("trace_id", "parent_run_id"):
+        if record.get(key) is not None and not _is_id(record[key]):
+            return f"{key} is not a string or a number"
     return None
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def _flatten(run: Record) -> list[Record]:
@@ -125,10 +132,10 @@ def _flatten(run: Record) -> list[Record]:
 
 def _trace_key(run: Record, keys: dict[Any, Any]) -> Any:
     trace = run.get("trace_id")
-    if isinstance(trace, (str, int)) and not isinstance(trace, bool):
+    if _is_id(trace):
         return trace
     parent = run.get("parent_run_id")
-    return run.get("id") if parent is None else keys.get(parent, parent)
+    return run.get("id") if not _is_id(parent) else keys.get(parent, parent)
 
 
 def _order(entry: tuple[int, int, Record]) -> tuple[str, str, int]:
