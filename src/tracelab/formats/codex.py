@@ -57,7 +57,7 @@ maps = (
 unknown = (
     "tool definitions (the rollout does not record the tool list: tools_declared = false) and "
     "effects; termination, reward, case_id; encrypted reasoning; rollouts older than "
-    "session_meta lines (2025 formats without `type`/`payload`) are quarantined line by line"
+    "session_meta lines (2025 formats without `type`/`payload`) are not claimed"
 )
 
 LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
