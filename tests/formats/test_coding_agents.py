@@ -181,6 +181,19 @@ def test_one_file_of_a_group_gives_the_whole_session(tmp_path) -> None:
     assert kinds == [("event", "compact"), ("event", "compact_summary"), ("event", "clear")]
 
 
+def test_a_subagent_file_in_the_session_folder_joins_its_session(tmp_path) -> None:
+    """Newer Claude Code versions write sub-agents to <project>/<session>/subagents/."""
+    project = tmp_path / "-home-dev-shop"
+    (project / SESSION / "subagents").mkdir(parents=True)
+    shutil.copy(PROJECT / f"{SESSION}.jsonl", project)
+    shutil.copy(PROJECT / "agent-a7f31c2.jsonl", project / SESSION / "subagents")
+    [(_, main)] = claude_code.episodes(Source(project / f"{SESSION}.jsonl"))
+    [(_, sub)] = claude_code.episodes(Source(project / SESSION / "subagents" / "agent-a7f31c2.jsonl"))
+    assert main == sub
+    assert [s["name"] for s in main["steps"] if s.get("meta", {}).get("subagent") == "Explore"
+            and s["kind"] == "tool_call"] == ["Grep"]
+
+
 def test_claude_code_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None:
     items = session(write_jsonl, entry("user", "Hi.", uuid="u1"), "{not json",
                     entry("assistant", {"not": "content"}, uuid="u2"), '["a list"]',

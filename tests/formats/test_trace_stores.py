@@ -102,9 +102,11 @@ def test_langfuse_sample_and_traces_without_observations(store, write_jsonl) -> 
 
 
 def test_each_claims_its_sample_and_no_other_format_does() -> None:
+    samples = sorted(p for p in SAMPLES.rglob("*") if p.is_file())
     for module, path in ((langsmith, RUNS), (langfuse, TRACES)):
         assert detect_format(Source(path)) is module
         assert [m.name for m in all_formats() if m.claims(Source(path))] == [module.name]
+        assert [p for p in samples if module.claims(Source(p))] == [path]
 
 
 # -- robustness ----------------------------------------------------------------------------
