@@ -122,7 +122,7 @@ def claims(source: Source) -> bool:
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
     """This file's bad lines, then the episode of the session group it belongs to."""
-    own = _read(source.path)
+    own = _read(source)
     yield from own.bad
     if not own.entries or own.head is None:
         return
@@ -158,11 +158,11 @@ class _Head:
     started: str
 
 
-def _read(path: Path) -> _File:
+def _read(source: Source) -> _File:
     """Every line of a file mapped: good entries with their steps, bad lines quarantined."""
     entries: list[_Entry] = []
     bad: list[Quarantined] = []
-    for line, raw in Source(path).lines():
+    for line, raw in source.lines():
         try:
             record = require_object(parse_json(raw), "the entry")
             entries.append(_Entry(line, record, _entry_steps(record)))
@@ -205,7 +205,7 @@ def _read_other(path: Path) -> _File | None:
     """Another file of the group; one that cannot be read is reported when it is ingested
     itself, and its session is read without it here."""
     try:
-        return _read(path)
+        return _read(Source(path))
     except (DataError, OSError):
         return None
 
