@@ -128,6 +128,7 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
     generations = [o for o in observations if o.get("type") == "GENERATION"]
     asked = {c["name"] for g in generations for c in _output(g.get("output"))[1] if isinstance(c["name"], str)}
     tools = [(i, o.get("id"), o.get("name")) for i, o in enumerate(observations) if _is_tool(o, asked)]
+    tool_positions = {i for i, _, _ in tools}
     requests = Requests(tools)
     steps: list[Step] = []
     if not generations:
@@ -148,7 +149,7 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
             steps.extend(_stamp(s, end) for s in turn)
             if observation.get("level") == "ERROR":
                 steps.append(_stamp({"kind": "error", "text": _status(observation)}, end))
-        elif any(index == i for i, _, _ in tools):
+        elif index in tool_positions:
             requests.claim(index)
             steps.extend(_tool_steps(observation))
         else:
