@@ -287,6 +287,20 @@ def test_codex_patches_are_calls_with_their_paths_and_compaction_is_an_event(wri
     assert (aborted["name"], aborted["data"]) == ("turn_aborted", {"reason": "interrupted"})
 
 
+def test_a_resumed_codex_session_stays_one_episode(write_jsonl) -> None:
+    """Codex appends a resumed session to its rollout; a repeated session_meta is an event."""
+    again = rollout_line("session_meta", {"id": "c-1", "cwd": "/w"}, 30)
+    found = only_episode(rollout(
+        write_jsonl,
+        rollout_line("response_item", {"type": "message", "role": "user", "content": "One."}, 1),
+        again,
+        rollout_line("response_item", {"type": "message", "role": "user", "content": "Two."}, 31),
+    ))
+    assert [(s["kind"], s.get("text", s.get("name"))) for s in found["steps"]] == [
+        ("user", "One."), ("event", "resumed"), ("user", "Two.")]
+    assert (found["episode_id"], found["ended_at"]) == ("c-1", "2026-11-20T10:00:31.000Z")
+
+
 def test_codex_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None:
     items = rollout(write_jsonl, "{cut off", {"type": "mystery", "payload": {}},
                     {"timestamp": "x", "type": "response_item", "payload": []},
