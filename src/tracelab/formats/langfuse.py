@@ -150,7 +150,6 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
             if observation.get("level") == "ERROR":
                 steps.append(_stamp({"kind": "error", "text": _status(observation)}, end))
         elif index in tool_positions:
-            requests.claim(index)
             steps.extend(_tool_steps(observation))
         else:
             data = {k: observation[k] for k in ("input", "output") if observation.get(k) is not None}

@@ -172,7 +172,6 @@ def _episode(key: Any, entries: list[tuple[int, int, Record]]) -> Record:
             if run.get("error") is not None:
                 steps.append(_stamp({"kind": "error", "text": _error(run)}, run.get("end_time")))
         elif kind == "tool":
-            requests.claim(index)
             steps.extend(_tool_steps(run))
         elif kind == "retriever" and run is not root:
             data = {"inputs": run.get("inputs"), "outputs": run.get("outputs")}

@@ -113,10 +113,6 @@ class Requests:
             steps.append(tool_call_step(call["name"], call["id"], call["args"]))
         return steps
 
-    def claim(self, position: int) -> None:
-        """A tool run read as such (by type): later requests cannot claim it by name."""
-        self.claimed.add(position)
-
 
 def text_of(value: Any) -> str | None:
     """A run's or observation's input/output as text: a string, or the text of a message, or of
