@@ -164,3 +164,15 @@ def test_any_trace_export_gives_one_item_per_trace(adapt, records) -> None:
     items = adapt(langfuse, *map(json.dumps, records))
     assert [item.line if isinstance(item, Quarantined) else item[0] for item in items] == list(
         range(1, len(records) + 1))
+
+
+def test_langfuse_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None:
+    trace = {"id": "a", "timestamp": "2026-11-18T08:00:00Z", "input": "Hi", "output": "Hello",
+             "observations": []}
+    items = list(langfuse.episodes(Source(write_jsonl(
+        [trace, "{cut", {**trace, "id": "b", "observations": [{"id": "o", "type": "LOG"}]}, {**trace, "id": "c"}]))))
+    assert [(i.line, i.reason[:13]) for i in items if isinstance(i, Quarantined)] == [
+        (2, "invalid JSON:"), (3, "observations[")]
+    assert items[2].reason == "observations[0]: type 'LOG' is not a Langfuse observation type"
+    assert [(line, ep["episode_id"], ep["output"]) for line, ep in
+            (i for i in items if not isinstance(i, Quarantined))] == [(1, "a", "Hello"), (4, "c", "Hello")]
