@@ -241,7 +241,7 @@ def test_codex_shell_calls_get_one_command_line_and_statuses(write_jsonl) -> Non
         call("shell", "k2", {"command": ["pytest", "-q"]}),
         output("k2", json.dumps({"output": "1 failed\n", "metadata": {"exit_code": 1}})),
         call("exec_command", "k3", {"cmd": "git push origin main"}),
-        output("k3", "Exit code: 0\nWall time: 1.2 seconds\nOutput:\npushed"),
+        output("k3", "Chunk ID: 7f\nWall time: 1.2 seconds\nProcess exited with code 0\nOutput:\npushed"),
         rollout_line("response_item", {"type": "local_shell_call", "call_id": "k4", "status": "completed",
                                        "action": {"type": "exec", "command": ["ls", "-la"]}}),
         output("k4", "Exit code: 2\nls: cannot access"),
@@ -257,9 +257,12 @@ def test_codex_shell_calls_get_one_command_line_and_statuses(write_jsonl) -> Non
     assert results == [
         ("shell", "denied", "exec command rejected by user", "exec command rejected by user"),
         ("shell", "error", "exit code 1", "1 failed\n"),
-        ("exec_command", "ok", None, "Exit code: 0\nWall time: 1.2 seconds\nOutput:\npushed"),
+        ("exec_command", "ok", None,
+         "Chunk ID: 7f\nWall time: 1.2 seconds\nProcess exited with code 0\nOutput:\npushed"),
         ("local_shell", "error", "exit code 2", "Exit code: 2\nls: cannot access"),
     ]
+    assert [s.get("meta") for s in found["steps"] if s["kind"] == "tool_result"] == [
+        None, {"exit_code": 1}, {"exit_code": 0}, {"exit_code": 2}]
     assert (found["episode_id"], found["agent"], found["agent_version"], found["model"], found["input"]) == (
         "c-1", "codex", "0.58.0", "gpt-5-codex", "Tidy up.")
     assert found["steps"][1] == {"kind": "event", "name": "context", "ts": "2026-11-20T10:00:00.000Z",

@@ -66,7 +66,8 @@ PATCH_TOOL = "apply_patch"
 SHELLS = ("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash")
 CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
-EXIT_CODE = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
+EXIT_CODE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.MULTILINE)
+"""How shell output states its exit code (`shell`: the first line; `exec_command`: a later one)."""
 DENIED = "rejected by user"
 
 
@@ -267,7 +268,8 @@ def _output(output: Any) -> tuple[str | None, bool, int | None]:
     """The text of a call's output, whether it failed, and its exit code when recorded.
 
     Codex has written shell output as JSON text ``{"output", "metadata": {"exit_code"}}``,
-    as plain text starting ``Exit code: N``, and as an object ``{content, success}``.
+    as plain text with a line ``Exit code: N`` (or ``Process exited with code N``) before the
+    output, and as an object ``{content, success}``.
     """
     if isinstance(output, dict):
         text = output.get("content") if isinstance(output.get("content"), str) else None
@@ -283,6 +285,6 @@ def _output(output: Any) -> tuple[str | None, bool, int | None]:
         code = metadata.get("exit_code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
         return wrapped["output"], bool(code), code
-    found = EXIT_CODE.match(output)
+    found = EXIT_CODE.search(output, 0, 400)
     code = int(found.group(1)) if found else None
     return output, bool(code), code
