@@ -435,3 +435,21 @@ codex_lines = st.lists(st.one_of(
 @given(lines=codex_lines)
 def test_any_rollout_gives_one_episode_and_quarantined_lines(adapt, lines) -> None:
     accounted(adapt(codex, *map(json.dumps, lines)), len(lines))
+
+
+def test_the_samples_pair_every_call_with_its_result(store) -> None:
+    report = store.ingest([SAMPLES / "claude-code", SAMPLES / "codex"])
+    assert (report.added, report.skipped, report.quarantined) == (4, 2, 0)
+    rows = store.sql(
+        "SELECT right(episode_id, 4), tool_name, coalesce(args->>'command', args->>'file_path'), status"
+        " FROM tool_calls WHERE tool_name NOT IN ('Task', 'Grep') ORDER BY episode_id, call_index").rows()
+    session = [("pytest -q tests/test_discount.py", "error"), ("/home/dev/shop/src/shop/discount.py", "ok"),
+               ("pytest -q tests/test_discount.py", "ok"),
+               ("git commit -am 'Fix percentage discount (divide by 100)'", "ok")]
+    release = [("rm -rf build/ dist/ ~/.cache/shop", "denied"), ("/etc/shop/config.toml", "ok"),
+               ("cat .env", "ok"), ("pytest -q", "error"), ("git push origin main", "ok")]
+    assert [(e, a, s) for e, _, a, s in rows] == [
+        *(("a001", *r) for r in session), *(("a002", *r) for r in release),
+        ("b001", "grep -rn apply_discount src", "ok"), *(("b001", *r) for r in session),
+        *(("b002", *r) for r in release)]
+    assert store.sql("SELECT count(*) FROM tool_calls WHERE result_step_idx IS NULL").item() == 0
