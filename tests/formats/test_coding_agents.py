@@ -194,6 +194,22 @@ def test_a_subagent_file_in_the_session_folder_joins_its_session(tmp_path) -> No
             and s["kind"] == "tool_call"] == ["Grep"]
 
 
+def test_a_plan_carried_into_a_fresh_session_keeps_its_slug_and_its_episode(write_jsonl) -> None:
+    """Executing a plan in a cleared context starts a new session id with the same slug."""
+    plan = write_jsonl([entry("user", "Plan the fix.", uuid="p1", slug="brave-otter",
+                              timestamp="2026-11-20T10:00:00Z")], "plan.jsonl")
+    run = write_jsonl([entry("user", "Execute the plan.", session="s-2", uuid="r1", slug="brave-otter",
+                             timestamp="2026-11-20T10:05:00Z")], "run.jsonl")
+    other = write_jsonl([entry("user", "Unrelated.", session="s-3", uuid="o1", slug="calm-heron",
+                               timestamp="2026-11-20T10:01:00Z")], "other.jsonl")
+    [(_, first)], [(_, second)] = (list(claude_code.episodes(Source(p))) for p in (plan, run))
+    assert first == second
+    assert [s["text"] for s in first["steps"]] == ["Plan the fix.", "Execute the plan."]
+    assert (first["episode_id"], first["meta"]["sessions"]) == ("s-1", ["s-1", "s-2"])
+    [(_, alone)] = claude_code.episodes(Source(other))
+    assert alone["episode_id"] == "s-3" and len(alone["steps"]) == 1
+
+
 def test_claude_code_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None:
     items = session(write_jsonl, entry("user", "Hi.", uuid="u1"), "{not json",
                     entry("assistant", {"not": "content"}, uuid="u2"), '["a list"]',
