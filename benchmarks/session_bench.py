@@ -20,13 +20,14 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, WORK, fresh, measure, tracelab  # noqa: E402
+from common import WORK, Run, alternating, fastest, fresh, measure, tracelab  # noqa: E402
 
-SAMPLE = ROOT.parent / "sample_traces" / "claude-code" / "-home-dev-shop"
+SAMPLE = WORK.parent.parent / "sample_traces" / "claude-code" / "-home-dev-shop"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -89,24 +90,32 @@ def main() -> None:
     parser.add_argument("--projects", type=int, default=4)
     parser.add_argument("--sessions", type=int, default=60, help="session groups per project (4 files each)")
     parser.add_argument("--repeat", type=int, default=5, help="copies of each conversation in a session")
+    parser.add_argument("--rounds", type=int, default=2, help="measurements of each side, fastest counts")
     args = parser.parse_args()
     folder = WORK / "claude-projects"
     files = build(folder, args.projects, args.sessions, args.repeat)
     size_mb = sum(p.stat().st_size for p in folder.rglob("*.jsonl")) / 1e6
     one, per_file = WORK / "claude-projects-native.jsonl", WORK / "claude-projects-native"
     episodes, adapter_seconds = native_copies(folder, one, per_file)
-    store = fresh(WORK / "sessions.duckdb")
-    sessions_run = measure(tracelab("ingest", str(folder), "--store", str(store), "--quiet"))
+    store = WORK / "sessions.duckdb"
+
+    def ingest(path: Path, into: Path) -> Callable[[], Run]:
+        return lambda: measure(tracelab("ingest", str(path), "--store", str(fresh(into)), "--quiet"))
+
+    # measured in turn, fastest of each: the host's speed drifts
+    runs = alternating({"sessions": ingest(folder, store),
+                        "native_files": ingest(per_file, WORK / "native-files.duckdb"),
+                        "native_one": ingest(one, WORK / "native.duckdb")}, args.rounds)
+    sessions_run, native_files, native_one = (fastest(runs[k]) for k in ("sessions", "native_files", "native_one"))
     rerun = measure(tracelab("ingest", str(folder), "--store", str(store), "--quiet"))
-    native_files = measure(tracelab("ingest", str(per_file), "--store", str(fresh(WORK / "native-files.duckdb")),
-                                    "--quiet"))
-    native_one = measure(tracelab("ingest", str(one), "--store", str(fresh(WORK / "native.duckdb")), "--quiet"))
     print(f"{files} session files ({size_mb:.1f} MB, {episodes} episodes) in {args.projects} projects")
     print(f"the adapter alone, every file read with its session group: {adapter_seconds:.2f} s")
     print(f"ingest FOLDER: {sessions_run.seconds} s ({files / sessions_run.seconds:.1f} files/s, "
           f"peak RSS {sessions_run.peak_rss_mib} MiB)")
-    print(f"ingest FOLDER again (nothing new): {rerun.seconds} s")
-    print(f"the same episodes as native files, one per session file: {native_files.seconds} s")
+    print(f"ingest FOLDER again (nothing new): {rerun.seconds} s "
+          f"({rerun.seconds / sessions_run.seconds:.0%} of the first)")
+    print(f"the same episodes as native files, one per session file: {native_files.seconds} s "
+          f"(folder of sessions: {sessions_run.seconds / native_files.seconds:.2f}x)")
     print(f"the same episodes as one native file: {native_one.seconds} s "
           f"(folder of sessions: {sessions_run.seconds / native_one.seconds:.1f}x)")
 
