@@ -118,7 +118,8 @@ json_values = st.recursive(
 )
 messages = st.lists(st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "system", "tool", "x"])},
-    optional={"content": json_values, "tool_calls": json_values}), max_size=3)
+    optional={"content": json_values, "tool_calls": st.one_of(json_values, st.lists(st.fixed_dictionaries(
+        {"id": json_values, "name": json_values, "args": json_values}), max_size=2))}), max_size=3)
 runs = st.lists(st.one_of(st.fixed_dictionaries(
     {"id": st.sampled_from(["a", "b", "c", "d"]), "run_type": st.sampled_from(["llm", "chain", "tool", "retriever"]),
      "trace_id": st.one_of(st.sampled_from(["t1", "t2", None]), json_values),
@@ -147,7 +148,8 @@ def test_any_run_export_gives_episodes_or_quarantined_lines(adapt, records) -> N
 
 
 observations = st.lists(st.fixed_dictionaries(
-    {"id": st.sampled_from(["o1", "o2"]), "type": st.sampled_from(["GENERATION", "SPAN", "EVENT", "TOOL", "X"])},
+    {"id": st.one_of(st.sampled_from(["o1", "o2"]), json_values),
+     "type": st.sampled_from(["GENERATION", "SPAN", "EVENT", "TOOL", "X"])},
     optional={"name": json_values, "startTime": json_values, "endTime": json_values, "level": json_values,
               "input": st.one_of(json_values, messages), "output": st.one_of(json_values, messages),
               "statusMessage": json_values, "model": json_values, "metadata": json_values}), max_size=4)
@@ -176,3 +178,18 @@ def test_langfuse_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None
     assert items[2].reason == "observations[0]: type 'LOG' is not a Langfuse observation type"
     assert [(line, ep["episode_id"], ep["output"]) for line, ep in
             (i for i in items if not isinstance(i, Quarantined))] == [(1, "a", "Hello"), (4, "c", "Hello")]
+
+
+def test_ids_that_are_not_strings_quarantine_or_pair_nothing(write_jsonl) -> None:
+    """Found by the adapter fuzz test: an observation id that is a list crashed the lookup of
+    recorded calls; a requested call's list id is now simply no id."""
+    trace = {"id": "t", "timestamp": "2026-11-18T08:00:00Z", "observations": [
+        {"id": [], "type": "TOOL", "name": "search", "input": {}}]}
+    [bad] = list(langfuse.episodes(Source(write_jsonl([trace]))))
+    assert isinstance(bad, Quarantined) and bad.reason == "observations[0].id is a list, not a string"
+    asked = {"role": "assistant", "content": "", "tool_calls": [{"id": [1], "name": "search", "args": {}}]}
+    runs = [run("a", "chain", name="agent"), run("a.1", "llm", "a", outputs={"message": asked}),
+            run("a.2", "tool", "a", name="search", inputs={})]
+    [(_, found)] = list(langsmith.episodes(Source(write_jsonl(runs, "runs.jsonl"))))
+    assert [(s["kind"], s.get("name")) for s in found["steps"]] == [
+        ("tool_call", "search"), ("tool_result", "search")]  # the request is the run's call

@@ -114,7 +114,8 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
         if observation.get("type") not in OBSERVATION_TYPES:
             raise RecordError(f"observations[{index}]: type {observation.get('type')!r} is not a "
                               "Langfuse observation type")
-        optional_string(observation.get("name"), f"observations[{index}].name")
+        for key in ("id", "name"):
+            optional_string(observation.get(key), f"observations[{index}].{key}")
     ordered = sorted(enumerate(observations), key=lambda p: (_text(p[1].get("startTime")), p[0]))
     steps = _steps([o for _, o in ordered], trace)
     return build_episode(_fields(trace, observations), steps, None)

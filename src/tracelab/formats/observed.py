@@ -79,8 +79,10 @@ def _call(call: Record) -> Record:
 
 
 def message_steps(found: Message) -> list[Step]:
-    """A system / user / assistant step of a message (tool messages are read from tool runs)."""
-    if found.role == "tool" or (found.text is None and not found.parts):
+    """A system / user / assistant step of a message with text or parts (formats.md: an
+    assistant turn yields a step when its text is non-empty); tool messages are read from
+    tool runs instead."""
+    if found.role == "tool" or (not found.text and not found.parts):
         return []
     return [message_step(found.role, found.text, found.parts, {})]
 
@@ -96,14 +98,14 @@ class Requests:
     def __init__(self, runs: list[tuple[int, Any, Any]]) -> None:
         """`runs`: ``(position, call_id, name)`` of every tool run of the episode."""
         self.runs = runs
-        self.ids = {call_id for _, call_id, _ in runs if call_id is not None}
+        self.ids = {call_id for _, call_id, _ in runs if _is_key(call_id)}
         self.claimed: set[int] = set()
 
     def unrecorded(self, position: int, calls: list[Record]) -> list[Step]:
         """The `tool_call` steps of the requests at `position` that no tool run records."""
         steps = []
         for call in calls:
-            if call["id"] is not None and call["id"] in self.ids:
+            if _is_key(call["id"]) and call["id"] in self.ids:
                 continue
             run = next((p for p, _, n in self.runs
                         if p > position and n == call["name"] and p not in self.claimed), None)
@@ -112,6 +114,11 @@ class Requests:
                 continue
             steps.append(tool_call_step(call["name"], call["id"], call["args"]))
         return steps
+
+
+def _is_key(value: Any) -> bool:
+    """A call id that can be looked up: a string or a number (a recorded list or object cannot)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def text_of(value: Any) -> str | None:
