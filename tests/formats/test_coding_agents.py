@@ -323,11 +323,13 @@ def test_a_resumed_codex_session_stays_one_episode(write_jsonl) -> None:
 def test_codex_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None:
     items = rollout(write_jsonl, "{cut off", {"type": "mystery", "payload": {}},
                     {"timestamp": "x", "type": "response_item", "payload": []},
+                    output(["k1", "k1"], "ok"),  # found by the adapter fuzz test: a list id crashed
                     rollout_line("response_item", {"type": "message", "role": "user", "content": "Hi."}))
     assert [(i.line, i.reason) for i in items if isinstance(i, Quarantined)][1:] == [
         (3, "type 'mystery' is not a rollout line type (session_meta, response_item, event_msg, "
             "turn_context, compacted)"),
         (4, "payload is a list, not an object"),
+        (5, "payload.call_id is a list, not a string"),
     ]
     assert items[0].line == 2 and items[0].reason.startswith("invalid JSON")
     assert only_episode(items)["input"] == "Hi."

@@ -175,6 +175,8 @@ class _Session:
 
     def _response_item(self, item: Record) -> list[Step]:
         kind = type_of(item)
+        for key in ("call_id", "name"):
+            optional_string(item.get(key), f"payload.{key}")
         if kind == "message":
             return [_message(item)]
         if kind in ("function_call", "custom_tool_call", "local_shell_call"):
