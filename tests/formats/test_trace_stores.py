@@ -185,8 +185,13 @@ def test_ids_that_are_not_strings_quarantine_or_pair_nothing(write_jsonl) -> Non
     recorded calls; a requested call's list id is now simply no id."""
     trace = {"id": "t", "timestamp": "2026-11-18T08:00:00Z", "observations": [
         {"id": [], "type": "TOOL", "name": "search", "input": {}}]}
-    [bad] = list(langfuse.episodes(Source(write_jsonl([trace]))))
+    odd_type = {**trace, "observations": [{"id": "o", "type": ["TOOL"]}]}
+    bad, typed = list(langfuse.episodes(Source(write_jsonl([trace, odd_type]))))
     assert isinstance(bad, Quarantined) and bad.reason == "observations[0].id is a list, not a string"
+    assert isinstance(typed, Quarantined) and typed.line == 2
+    child = run("r", "chain", child_runs=[{"id": ["x"], "run_type": "tool"}])
+    [nested] = list(langsmith.episodes(Source(write_jsonl([child], "nested.jsonl"))))
+    assert isinstance(nested, Quarantined) and nested.reason == "the run has no `id` (a string or a number)"
     asked = {"role": "assistant", "content": "", "tool_calls": [{"id": [1], "name": "search", "args": {}}]}
     runs = [run("a", "chain", name="agent"), run("a.1", "llm", "a", outputs={"message": asked}),
             run("a.2", "tool", "a", name="search", inputs={})]

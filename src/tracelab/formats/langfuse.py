@@ -71,7 +71,11 @@ def has_markers(record: Any) -> bool:
     observations = record["observations"]
     if not observations:
         return "timestamp" in record and "id" in record
-    return isinstance(observations[0], dict) and observations[0].get("type") in OBSERVATION_TYPES
+    return isinstance(observations[0], dict) and _is_type(observations[0].get("type"))
+
+
+def _is_type(value: Any) -> bool:
+    return isinstance(value, str) and value in OBSERVATION_TYPES
 
 
 def claims(source: Source) -> bool:
@@ -111,7 +115,7 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
         for i, o in enumerate(require_list(trace.get("observations"), "observations"))
     ]
     for index, observation in enumerate(observations):
-        if observation.get("type") not in OBSERVATION_TYPES:
+        if not _is_type(observation.get("type")):
             raise RecordError(f"observations[{index}]: type {observation.get('type')!r} is not a "
                               "Langfuse observation type")
         for key in ("id", "name"):

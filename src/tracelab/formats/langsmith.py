@@ -81,11 +81,12 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
             yield item
             continue
         line, record, raw = item
-        problem = _problem(record)
+        runs = _flatten(record) if isinstance(record, dict) else [record]
+        problem = next(filter(None, map(_problem, runs)), None)
         if problem is not None:
             yield Quarantined(line, problem, raw)
             continue
-        for run in _flatten(record):
+        for run in runs:
             key = _trace_key(run, keys)
             keys[run.get("id")] = key
             traces.setdefault(key, []).append((position, line, run))
