@@ -13,6 +13,13 @@ FORMAT_MODULES: tuple[str, ...] = (
     "inspect_log",
     "atif",
     "assay",
+    # Coding-agent sessions and trace-store exports, each known by its own keys (Claude Code's
+    # sessionId/parentUuid, Codex's typed payloads, LangSmith's run_type, Langfuse's
+    # observations): no message log has them.
+    "claude_code",
+    "codex",
+    "langsmith",
+    "langfuse",
     # Benchmark outputs, known by their benchmark's keys; before the message logs,
     # since an AgentDojo run is also an OpenAI chat log.
     "tau_bench",
