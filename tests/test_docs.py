@@ -139,8 +139,7 @@ def test_every_matcher_key_is_documented(key):
 
 @pytest.mark.parametrize("name", [module.name for module in all_formats()])
 def test_every_input_format_is_documented(name):
-    # docs/formats-new.md: adapters documented on another branch, until merged into formats.md
-    text = "\n".join(doc(p.name) for p in (DOCS / "formats.md", DOCS / "formats-new.md") if p.is_file())
+    text = doc("formats.md")
     assert f"### `{name}`" in text, f"docs/formats.md has no section for {name}"
     entry = subsection(text, f"`{name}`")
     assert "**Maps**" in entry and "**Cannot know**" in entry

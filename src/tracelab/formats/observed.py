@@ -79,7 +79,7 @@ def _call(call: Record) -> Record:
 
 
 def message_steps(found: Message) -> list[Step]:
-    """A system / user / assistant step of a message with text or parts (formats.md: an
+    """A system / user / assistant step of a message with text or parts (docs/formats.md: an
     assistant turn yields a step when its text is non-empty); tool messages are read from
     tool runs instead."""
     if found.role == "tool" or (not found.text and not found.parts):
