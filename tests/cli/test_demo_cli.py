@@ -12,7 +12,7 @@ HEADINGS = [
     "== ingest sample_traces",
     "== what is in the store",
     "== executed writes (tool calls with effect write that ran)",
-    "== tracelab effects import sample_traces/effects.yaml (what the sample tools do: 24 names and globs)",
+    "== tracelab effects import sample_traces/effects.yaml (what the sample tools do: 31 names and globs)",
     "== which runs leaked a string containing 'sk-live-', and where",
     "== tracelab cover sample_traces/suite.yaml (what could not have failed)",
     "== tracelab check sample_traces/suite.yaml",
@@ -28,20 +28,20 @@ def test_demo_shows_ingest_counts_writes_leaks_coverage_and_the_check(tmp_path, 
 
     assert result.exit_code == 0, result.output  # failing sample cases are the point: still 0
     assert [line for line in lines if line.startswith("== ")] == HEADINGS
-    assert lines[1] == "68 episodes added, 0 skipped, 18 quarantined, 3 files not traces"
+    assert lines[1] == "76 episodes added, 2 skipped, 19 quarantined, 4 files not traces"
     assert lines[3:9] == [
-        "  episodes                68",
-        "  steps                  422",
-        "  tool_calls             109",
+        "  episodes                76",
+        "  steps                  521",
+        "  tool_calls             136",
         "  tool_definitions       192",
-        "  quarantine              18",
-        "  sources                 20",
+        "  quarantine              19",
+        "  sources                 28",
     ]
     writes = lines[lines.index(HEADINGS[2]) + 1:lines.index(HEADINGS[3])]
     assert writes[-1] == "(13 rows)"
     # the samples' declared effects reveal the writes their formats never recorded
     assert lines[lines.index(HEADINGS[3]) + 1] == (
-        "executed writes: 13 before, 23 after; 9 calls still have an unknown effect (`tracelab effects unknown`)")
+        "executed writes: 13 before, 27 after; 29 calls still have an unknown effect (`tracelab effects unknown`)")
     leaks = lines[lines.index(HEADINGS[4]) + 1:lines.index(HEADINGS[5])]
     # where each leak is (run and origin), never the text around it
     assert [line.split() for line in leaks] == [
