@@ -47,18 +47,18 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
     Prints episodes added, skipped (already ingested) and quarantined. Bad records
     go to the `quarantine` table; the valid records of the same file still load.
     """
-    from tracelab.ingest import expand_paths
+    from tracelab.ingest import scan_inputs
     from tracelab.store import open_store
 
-    files = expand_paths(paths)
-    if not files:
+    inputs = scan_inputs(paths)
+    if not inputs:
         raise UsageError(f"no files found in {', '.join(paths)}")
     with open_store(store_path, wait=wait) as store:
-        report = _run_with_progress(store, list(paths), fmt, replace, quiet, sum(f.stat().st_size for f in files))
+        report = _run_with_progress(store, list(paths), fmt, replace, quiet, sum(i.size for i in inputs))
         _print_report(report, quiet)
     if report.failed:
         raise DataError(f"{len(report.failed)} file(s) could not be read to the end and loaded nothing")
-    if report.count("not-a-trace") == len(report.files):
+    if report.count("not-a-trace") + report.count("not-a-file") == len(report.files):
         raise UsageError(f"no trace files found in {', '.join(paths)}: no format claims any of them")
 
 
@@ -77,15 +77,18 @@ def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type:
 
 
 def _file_line(report, _size: int) -> None:  # type: ignore[no-untyped-def]
-    """One line per file as it completes (when stderr is not a terminal)."""
-    if report.status == "loaded":
+    """One line per file as it completes, and one per batch of a large file while it loads
+    (when stderr is not a terminal)."""
+    if report.status == "loading":
+        click.echo(f"loading {report.path} ({report.format}): {report.added} added so far", err=True)
+    elif report.status == "loaded":
         click.echo(f"loaded {report.path} ({report.format}): {report.added} added, "
                    f"{report.skipped} skipped, {report.quarantined} quarantined", err=True)
 
 
 def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]
     for f in report.files:
-        if f.status in ("failed", "not-a-trace"):
+        if f.status in ("failed", "not-a-trace", "not-a-file"):
             label = "failed" if f.status == "failed" else "skipped"
             click.secho(f"{label}: {f.message}", fg="red" if f.status == "failed" else "yellow", err=True)
         elif not quiet and f.status == "already-ingested":
@@ -95,10 +98,15 @@ def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]
         f"{report.added} episodes added, {report.skipped} skipped (already ingested), "
         f"{report.quarantined} quarantined — {files} file{'s' if files != 1 else ''}"
         f" ({report.count('already-ingested')} already ingested, {report.count('not-a-trace')} not traces,"
-        f" {report.count('failed')} failed)"
+        f"{_not_files(report)} {report.count('failed')} failed)"
     )
     if report.quarantined and not quiet:
         click.echo('see them: tracelab sql "SELECT source_uri, line, reason FROM quarantine"', err=True)
+
+
+def _not_files(report) -> str:  # type: ignore[no-untyped-def]
+    n = report.count("not-a-file")
+    return f" {n} not regular files," if n else ""
 
 
 COMMANDS = [ingest]
