@@ -64,7 +64,7 @@ WITH unnested AS (
               "kind": "JSON", "name": "JSON", "call_id": "JSON", "text": "JSON", "error": "JSON",
               "args": "JSON", "result": "JSON", "status": "JSON", "is_error": "JSON", "effect": "JSON",
               "ts": "JSON", "duration_ms": "JSON", "meta": "JSON", "data": "JSON", "steps_used": "JSON",
-              "tokens_used": "JSON", "_tl_args_text": "JSON", "_tl_args_bad": "JSON"
+              "tokens_used": "JSON", "_tl_args_text": "JSON", "_tl_args_bad": "JSON", "_tl_call_step": "JSON"
           }]') AS s
           FROM stage_raw WHERE n_steps IS NOT NULL)
 ), typed AS (
@@ -104,6 +104,8 @@ SELECT line, idx, kind, name, call_id, text, error,
        ts, try_cast(s.duration_ms::VARCHAR AS DOUBLE) AS duration_ms, s.meta, effect,
        -- tool_calls: JSON-string args as recorded; args_bad when they do not parse (data keeps the string)
        tl_str(s._tl_args_text) AS args_text, s._tl_args_bad IS NOT NULL AS args_bad,
+       -- tool_result: the step of its own call, when the adapter knows it (formats/base.CALL_STEP)
+       CASE WHEN kind = 'tool_result' THEN try_cast(s._tl_call_step::VARCHAR AS BIGINT) END AS call_step,
        'steps[' || idx || ']: ' || coalesce(
            CASE WHEN step_type <> 'OBJECT' THEN 'a step must be an object, not ' || tl_type_of(step_type) END,
            CASE WHEN s.kind IS NULL THEN 'missing kind' END,

@@ -42,6 +42,7 @@ import duckdb
 from tracelab.errors import DataError, Interrupted, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
 from tracelab.formats.base import (
+    CALL_STEP,
     RAW_LIMIT,
     RECORD_LIMIT,
     UNSET,
@@ -59,9 +60,11 @@ from tracelab.sqlfiles import load_sql, run_script
 
 BATCH_RECORDS = 20_000
 BATCH_BYTES = 64 << 20
-LOOKUP_FILES = 512
-"""Files read ahead and looked up in `sources` with one query (a re-run over a folder of files
-already ingested costs one query per this many files, not one per file)."""
+LOOKUP_FILES = 4096
+LOOKUP_BYTES = 64 << 20
+"""Files are read ahead, up to this many (or this many bytes), and looked up in `sources` with
+one query: a re-run over a folder of files already ingested costs one query per chunk of files,
+not one per file."""
 VECTOR_ROWS = 2048  # DuckDB's vector size
 VECTOR_BYTES = 16 << 20
 """No DuckDB vector of a batch (`VECTOR_ROWS` consecutive records) holds more record bytes than
@@ -85,7 +88,7 @@ STEP_KEYS: dict[str, frozenset[str]] = {
     for kind, keys in {
         "system": ["text"], "user": ["text"], "assistant": ["text"], "error": ["text"],
         "tool_call": ["name", "call_id", "args", "effect"],
-        "tool_result": ["call_id", "name", "text", "result", "status", "is_error", "error"],
+        "tool_result": ["call_id", "name", "text", "result", "status", "is_error", "error", CALL_STEP],
         "confirmation": ["name", "args", "text"],
         "budget": ["steps_used", "tokens_used"],
         "retrieval": ["data"],
@@ -145,7 +148,6 @@ class Input:
 
     path: Path
     skip: str | None = None
-    size: int = 0
 
 
 def scan_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
@@ -165,7 +167,7 @@ def scan_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
         if path.is_dir():
             found = list(_walk(path, ""))
             found.sort(key=lambda item: item[0])
-            out.extend(_classify(p) for _, p in found)
+            out.extend(item for _, item in found)
         elif os.path.lexists(path):
             out.append(_classify(path))
         elif glob.has_magic(text):
@@ -184,10 +186,11 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return [item.path for item in scan_inputs(paths) if item.skip is None]
 
 
-def _walk(folder: Path, prefix: str) -> Iterator[tuple[str, Path]]:
+def _walk(folder: Path, prefix: str) -> Iterator[tuple[str, Input]]:
     """Every entry below `folder` that is not a folder, with its `/`-separated relative path.
 
-    Links to folders are not followed (a looping link is then one skipped entry).
+    Links to folders are not followed (a looping link is then one skipped entry). A regular
+    file is known from its directory entry, without a system call of its own.
     """
     try:
         entries = list(os.scandir(folder))
@@ -197,8 +200,10 @@ def _walk(folder: Path, prefix: str) -> Iterator[tuple[str, Path]]:
         relative = prefix + entry.name
         if entry.is_dir(follow_symlinks=False):
             yield from _walk(Path(entry.path), relative + "/")
+        elif entry.is_file(follow_symlinks=False) and not entry.name.endswith(STORE_SUFFIXES):
+            yield relative, Input(Path(entry.path))
         else:
-            yield relative, Path(entry.path)
+            yield relative, _classify(Path(entry.path))
 
 
 def _classify(path: Path) -> Input:
@@ -216,7 +221,7 @@ def _classify(path: Path) -> Input:
     if not stat.S_ISREG(info.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device or socket"
         return Input(path, f"not a regular file ({kind})")
-    return Input(path, None, info.st_size)
+    return Input(path)
 
 
 def detect_format(source: Source, candidates: Iterable[ModuleType] | None = None) -> ModuleType | None:
@@ -500,14 +505,25 @@ class _Reader:
         self.order[id(report)] = no
         return report
 
+    def _chunks(self) -> Iterator[list[tuple[int, Source | FileReport]]]:
+        """The inputs read, in chunks of `LOOKUP_FILES` files or `LOOKUP_BYTES` bytes."""
+        chunk: list[tuple[int, Source | FileReport]] = []
+        held = 0
+        for no, item in enumerate(self.inputs):
+            source = self._read(item)
+            chunk.append((no, source))
+            if isinstance(source, Source) and source.in_memory:
+                held += source.size
+            if len(chunk) >= LOOKUP_FILES or held >= LOOKUP_BYTES:
+                yield chunk
+                chunk, held = [], 0
+        if chunk:
+            yield chunk
+
     def units(self) -> Iterator[Unit]:
-        for start in range(0, len(self.inputs), LOOKUP_FILES):
-            chunk = self.inputs[start:start + LOOKUP_FILES]
-            read: list[tuple[int, Input, Source | FileReport]] = []
-            for offset, item in enumerate(chunk):
-                read.append((start + offset, item, self._read(item)))
-            known = self._known([s.content_hash for _, _, s in read if isinstance(s, Source)])
-            for no, item, source in read:
+        for read in self._chunks():
+            known = self._known([s.content_hash for _, s in read if isinstance(s, Source)])
+            for no, source in read:
                 if isinstance(source, FileReport):
                     yield self._at(no, source)
                 elif source.content_hash in known:
@@ -519,7 +535,7 @@ class _Reader:
                     yield ("duplicate", self._at(no, FileReport(source.uri, status="already-ingested",
                                                                 message=first)))
                 else:
-                    for unit in self._file(no, source, item.size):
+                    for unit in self._file(no, source):
                         if isinstance(unit, FileReport):
                             self._at(no, unit)
                         yield unit
@@ -541,10 +557,15 @@ class _Reader:
         """The recorded format and episode count of each hash already in `sources`: one query."""
         if self.replace or not hashes:
             return {}
-        rows = self.lookup.execute(load_sql("ingest/known"), {"hashes": hashes}).fetchall()
+        import pyarrow as pa
+
+        # an Arrow table joined is several times faster than a list parameter unnested
+        self.lookup.register("_tl_hashes", pa.table({"content_hash": hashes}))
+        rows = self.lookup.execute(load_sql("ingest/known")).fetchall()
+        self.lookup.unregister("_tl_hashes")
         return {h: (fmt, n) for h, fmt, n in rows}
 
-    def _file(self, no: int, source: Source, size: int) -> Iterator[Unit]:
+    def _file(self, no: int, source: Source) -> Iterator[Unit]:
         try:
             module = self.forced or detect_format(source, self.candidates)
         except DataError as exc:
@@ -558,7 +579,7 @@ class _Reader:
             yield FileReport(source.uri, status="not-a-trace",
                              message=f"{source.uri}: no format claims this file (tried {tried})")
             return
-        work = _File(no, source, module.name, self._at(no, FileReport(source.uri, module.name)), size)
+        work = _File(no, source, module.name, self._at(no, FileReport(source.uri, module.name)), source.size)
         self.first_of_hash[source.content_hash] = work.report
         items = _prepared(module.episodes(source))
         if self.replace or not source.in_memory:

@@ -54,7 +54,7 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
     if not inputs:
         raise UsageError(f"no files found in {', '.join(paths)}")
     with open_store(store_path, wait=wait) as store:
-        report = _run_with_progress(store, list(paths), fmt, replace, quiet, sum(i.size for i in inputs))
+        report = _run_with_progress(store, list(paths), fmt, replace, quiet, inputs)
         _print_report(report, quiet)
     if report.failed:
         raise DataError(f"{len(report.failed)} file(s) could not be read to the end and loaded nothing")
@@ -62,7 +62,7 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
         raise UsageError(f"no trace files found in {', '.join(paths)}: no format claims any of them")
 
 
-def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type: ignore[no-untyped-def]
+def _run_with_progress(store, paths, fmt, replace, quiet, inputs):  # type: ignore[no-untyped-def]
     if quiet:
         return store.ingest(paths, fmt, replace=replace)
     if not sys.stderr.isatty():
@@ -71,12 +71,19 @@ def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type:
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
-        task = bar.add_task("ingest", total=total_bytes)
+        task = bar.add_task("ingest", total=sum(_size(i.path) for i in inputs if i.skip is None))
         return store.ingest(paths, fmt, replace=replace,
                             progress=lambda _report, size: bar.advance(task, size))
 
 
-def _file_line(report, _size: int) -> None:  # type: ignore[no-untyped-def]
+def _size(path) -> int:  # type: ignore[no-untyped-def]
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _file_line(report, _bytes: int) -> None:  # type: ignore[no-untyped-def]
     """One line per file as it completes, and one per batch of a large file while it loads
     (when stderr is not a terminal)."""
     if report.status == "loading":

@@ -8,11 +8,14 @@ effects, de-duplication, quarantine rows, atomicity) once, for all formats.
 """
 from __future__ import annotations
 
+import errno
+import functools
 import gzip
 import hashlib
 import io
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +26,10 @@ import orjson
 from tracelab.errors import DataError
 
 RAW_LIMIT = 64 * 1024  # quarantine.raw keeps at most 64 KiB
+CALL_STEP = "_tl_call_step"
+"""A `tool_result` step key an adapter sets when its format records which call the result
+answers (an OTLP tool span records both): the position of that call's step in the episode.
+Ingest pairs the two, whatever other calls share the call id."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,12 @@ def too_large(size: int) -> str:
 
 def display_path(path: Path | str) -> str:
     """The path as text, a name that is not valid UTF-8 shown with its bytes escaped (``\\xff``)."""
-    return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes, kept by Python as lone surrogates
+        return os.fsencode(text).decode("utf-8", errors="backslashreplace")
+    return text
 
 
 class Source:
@@ -143,7 +155,7 @@ class Source:
     """
 
     def __init__(self, path: Path | str, *, data: bytes | None = None) -> None:
-        self.path = Path(path)
+        self.path = path if isinstance(path, Path) else Path(path)
         self.uri = display_path(self.path)
         self._data = data
         self._hash: str | None = None if data is None else hashlib.sha256(data).hexdigest()
@@ -155,20 +167,39 @@ class Source:
         """What adapters compute once per file (a `.json` file's parsed document)."""
 
     def _load(self) -> None:
-        """Read the file: whole when small, else only its hash (it is streamed later)."""
+        """Read the file: whole when small, else only its hash (it is streamed later).
+
+        Few system calls per file (open, fstat, one read, close): a folder of 100k small files
+        pays each of them 100k times. Opened non-blocking, so that a path that became a FIFO
+        since it was listed is refused instead of read forever.
+        """
         if self._hash is not None:
             return
-        digest = hashlib.sha256()
-        size = 0
-        with open(self.path, "rb") as fh:
-            head = fh.read(WHOLE_FILE_LIMIT + 1)
-            if len(head) <= WHOLE_FILE_LIMIT:
-                self._data = head
-            digest.update(head)
-            size = len(head)
-            for block in iter(lambda: fh.read(1 << 20), b""):
+        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file")
+            expected = min(info.st_size, WHOLE_FILE_LIMIT)
+            first = os.read(fd, expected + 1)
+            if len(first) <= expected:  # a short read is the end of the file: read whole
+                self._data, self._size = first, len(first)
+                self._hash = hashlib.sha256(first).hexdigest()
+                return
+            digest = hashlib.sha256(first)
+            kept: list[bytes] | None = [first]
+            size = len(first)
+            while block := os.read(fd, 1 << 20):
                 digest.update(block)
                 size += len(block)
+                if kept is not None:
+                    kept.append(block)
+                if size > WHOLE_FILE_LIMIT:
+                    kept = None  # too large to hold: hashed now, streamed when read
+        finally:
+            os.close(fd)
+        if kept is not None:
+            self._data = b"".join(kept)
         self._hash, self._size = digest.hexdigest(), size
 
     @property
@@ -191,7 +222,7 @@ class Source:
         self._load()
         return self._data is not None
 
-    @property
+    @functools.cached_property
     def stem_name(self) -> str:
         """The file name without compression suffix (``a.jsonl.gz`` -> ``a.jsonl``)."""
         name = self.path.name
@@ -243,6 +274,8 @@ class Source:
 
         A line longer than `RECORD_LIMIT` comes as an `Oversized` (never held whole).
         """
+        if self._data is not None and self.stem_name == self.path.name:
+            chunk_size = max(chunk_size, len(self._data))  # in memory already: split it at once
         number = 0
         pieces: list[bytes] = []  # the line still open at the end of the last block
         pending_size = 0  # bytes in `pieces`, counted on after an oversized line stops keeping them

@@ -83,7 +83,11 @@ def records(
     line 1. ``raw`` is what a quarantine row keeps (see `raw_json`).
     """
     if not is_json_document(source):
+        sampled = source.cache.pop("sampled", {})  # records auto-detection parsed already
         for line, raw in source.lines():
+            if line in sampled:
+                yield line, sampled.pop(line), raw
+                continue
             try:
                 yield line, parse_json(raw), raw
             except BadJSON as exc:
@@ -136,13 +140,15 @@ def sample_records(source: Source) -> Sequence[Any]:
 
 def _objects(source: Source) -> Iterator[Any]:
     taken = read = 0
-    for _, line in source.lines(chunk_size=1 << 16):
+    sampled = source.cache.setdefault("sampled", {})
+    for number, line in source.lines(chunk_size=1 << 16):
         read += len(line)
         try:
             record = parse_json(line)
         except BadJSON:
             record = None
         if isinstance(record, dict):
+            sampled[number] = record
             yield record
             taken += 1
         if taken >= SAMPLE_RECORDS or read >= SAMPLE_BYTES:
