@@ -57,7 +57,7 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
         report = _run_with_progress(store, list(paths), fmt, replace, quiet, inputs)
         _print_report(report, quiet)
     if report.failed:
-        raise DataError(f"{len(report.failed)} file(s) could not be read to the end and loaded nothing")
+        raise DataError(f"{len(report.failed)} file(s) were not loaded: see the failed lines above")
     if report.count("not-a-trace") + report.count("not-a-file") == len(report.files):
         raise UsageError(f"no trace files found in {', '.join(paths)}: no format claims any of them")
 
