@@ -599,6 +599,7 @@ class _Reader:
         except DataError as exc:
             yield FileReport(source.uri, module.name, status="failed", message=str(exc))
             return
+        source.release()  # its records are held: its bytes are no longer needed
         yield from self._add(work, held)
 
     def _add(self, work: _File, entries: list[tuple[int, Prepared] | tuple[int, str, str | None]],

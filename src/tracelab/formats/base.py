@@ -275,7 +275,21 @@ class Source:
         A line longer than `RECORD_LIMIT` comes as an `Oversized` (never held whole).
         """
         if self._data is not None and self.stem_name == self.path.name:
-            chunk_size = max(chunk_size, len(self._data))  # in memory already: split it at once
+            # in memory already: split once, for auto-detection's sample and the adapter alike
+            if "lines" not in self.cache:
+                self.cache["lines"] = list(self._lines(len(self._data) + 1))
+            yield from self.cache["lines"]
+            return
+        yield from self._lines(chunk_size)
+
+    def release(self) -> None:
+        """Drop the bytes read and what was parsed from them; the hash and size stay (a later
+        read streams from disk, checked against the hash)."""
+        self._load()
+        self._data = None
+        self.cache.clear()
+
+    def _lines(self, chunk_size: int) -> Iterator[tuple[int, bytes]]:
         number = 0
         pieces: list[bytes] = []  # the line still open at the end of the last block
         pending_size = 0  # bytes in `pieces`, counted on after an oversized line stops keeping them
