@@ -714,6 +714,8 @@ class _Writer:
             if batch.commit:
                 self._insert_sources(self.ending)
                 self.con.commit()
+        except duckdb.InterruptException:
+            raise  # Ctrl-C while DuckDB ran: `ingest_paths` rolls back and says what was done
         except duckdb.Error as exc:
             self._failed_write(exc)
             return
@@ -734,9 +736,13 @@ class _Writer:
         batches, files = self.open, list(self.files.values())
         self._rollback()
         if not _out_of_memory(exc):
-            stored = sum(1 for r in self.reports if r.status == "loaded")
-            raise StoreError(f"{files[0].source.uri}: not loaded, the store could not be written "
-                             f"({_first_line(exc)}); the {stored:,} files loaded before it are stored") from None
+            # The store refused a write (a full disk, a file size limit): the files of this
+            # transaction are rolled back, those before stay committed, the rest are not tried.
+            who = (f"{files[0].source.uri}: not loaded" if len(files) == 1 else
+                   f"{files[0].source.uri} and {len(files) - 1:,} more files: not loaded")
+            them = "it" if len(files) == 1 else "them"
+            raise StoreError(f"{who}, the store could not be written ({_first_line(exc)}); "
+                             f"the files before {them} are stored") from None
         for work in files:
             if len(files) > 1 and not any(b.streamed for b in batches):
                 self._retry_alone(work, batches, exc)
@@ -759,6 +765,8 @@ class _Writer:
             self._insert_sources([work])
             self.con.commit()
             self.in_txn = False
+        except duckdb.InterruptException:
+            raise
         except duckdb.Error as exc:
             self._rollback()
             if not _out_of_memory(exc):
@@ -801,7 +809,8 @@ class _Writer:
 
     def finish(self) -> list[FileReport]:
         """Reports of files whose content was an earlier input's, now that it is settled."""
-        by_path = {r.path: r for r in self.reports if r not in self.duplicates}
+        duplicate = {id(d) for d in self.duplicates}
+        by_path = {r.path: r for r in self.reports if id(r) not in duplicate}
         for dup in self.duplicates:
             first = by_path.get(dup.message or "")
             dup.message = None

@@ -33,7 +33,8 @@ class _Seconds(click.ParamType):
 @click.option("--format", "fmt", default="auto", show_default=True,
               help="Input format name (see `tracelab formats`), or auto to detect per file.")
 @click.option("--replace", is_flag=True,
-              help="Replace stored episodes whose content differs instead of quarantining the new one.")
+              help="Read files again even when their content hash is recorded, and replace stored "
+                   "episodes whose content differs instead of quarantining the new one.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines.")
 @click.option("--wait", type=_Seconds(), is_flag=False, flag_value=DEFAULT_WAIT, default=0.0,
               metavar="[SECONDS]",
