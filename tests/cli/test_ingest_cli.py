@@ -115,3 +115,20 @@ def test_ctrl_c_during_ingest_exits_130_with_one_line_and_keeps_the_completed_fi
     with open_store(store) as reopened:
         assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("small-1",)]
         assert reopened.sql("SELECT source_uri FROM sources").rows() == [(str(small),)]
+
+
+def test_a_named_file_no_format_claims_exits_2_after_the_others_load(tmp_path):
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(episode("g")) + "\n")
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"hello": "world"}\n')
+    store = tmp_path / "s.duckdb"
+
+    named = CliRunner().invoke(cli, ["ingest", str(good), str(notes), "--store", str(store), "-q"])
+    in_folder = CliRunner().invoke(cli, ["ingest", str(tmp_path), "--store", str(tmp_path / "t.duckdb"), "-q"])
+
+    assert named.exit_code == 2  # formats.md, Auto-detection
+    assert f"{notes}: no format claims this file (named on the command line)" in named.output
+    assert in_folder.exit_code == 0  # found in a folder: reported and counted, not an error
+    with open_store(store) as reopened:
+        assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("g",)]

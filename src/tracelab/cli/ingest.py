@@ -1,6 +1,7 @@
 """`tracelab ingest`."""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -61,6 +62,11 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
         raise DataError(f"{len(report.failed)} file(s) were not loaded: see the failed lines above")
     if report.count("not-a-trace") + report.count("not-a-file") == len(report.files):
         raise UsageError(f"no trace files found in {', '.join(paths)}: no format claims any of them")
+    named = {str(p) for p in paths if os.path.isfile(p)}
+    unclaimed = [f.path for f in report.files if f.status == "not-a-trace" and f.path in named]
+    if unclaimed:  # formats.md, Auto-detection: a file named on the command line must be a trace
+        raise UsageError(f"{unclaimed[0]}: no format claims this file (named on the command line); "
+                         "give its format with --format, or leave it out")
 
 
 def _run_with_progress(store, paths, fmt, replace, quiet, inputs):  # type: ignore[no-untyped-def]
