@@ -504,7 +504,9 @@ class Adapter(Protocol):
     """For ``tracelab formats``: what this format cannot know (e.g. tool definitions)."""
 
     def claims(self, source: Source) -> bool:
-        """True when this adapter reads the file (sniff extension / first records)."""
+        """True when this adapter reads the file, from its name or the record `first_record`
+        (common.first_record) returns; auto-detection asks once per sampled record, with
+        `Source.sniffed` set to it (formats.md, Auto-detection)."""
 
     def episodes(self, source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
         """Yield ``(line, native_episode_dict)`` or `Quarantined`, in file order."""
