@@ -150,7 +150,7 @@ class Input:
     skip: str | None = None
 
 
-def scan_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
+def scan_inputs(paths: Sequence[str | os.PathLike[str] | Input]) -> list[Input]:
     """Files, folders (recursively, in code-point order of relative paths) and globs, in order.
 
     What is not a regular file (a FIFO, a device, a dangling or looping link) and a store's
@@ -162,6 +162,9 @@ def scan_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
     """
     out: list[Input] = []
     for raw in paths:
+        if isinstance(raw, Input):  # scanned already (the CLI scans once to size its progress bar)
+            out.append(raw)
+            continue
         text = os.fspath(raw)
         path = Path(text)
         if path.is_dir():
@@ -181,7 +184,7 @@ def scan_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
     return out
 
 
-def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+def expand_paths(paths: Sequence[str | os.PathLike[str] | Input]) -> list[Path]:
     """The files `scan_inputs` would read (without those it reports as skipped)."""
     return [item.path for item in scan_inputs(paths) if item.skip is None]
 
@@ -461,8 +464,8 @@ class _Failed:
     message: str
 
 
-Unit = _Batch | FileReport | _Failed | tuple[str, FileReport]
-"""What the reading thread hands over: a batch to write; the report of a file that writes
+Unit = _Batch | list[FileReport] | _Failed | tuple[str, FileReport]
+"""What the reading thread hands over: a batch to write; the reports of files that write
 nothing; a streamed file that failed; or ("duplicate", report) for a file whose content is
 that of an earlier input of the same run."""
 
@@ -505,42 +508,79 @@ class _Reader:
         self.order[id(report)] = no
         return report
 
-    def _chunks(self) -> Iterator[list[tuple[int, Source | FileReport]]]:
-        """The inputs read, in chunks of `LOOKUP_FILES` files or `LOOKUP_BYTES` bytes."""
-        chunk: list[tuple[int, Source | FileReport]] = []
-        held = 0
-        for no, item in enumerate(self.inputs):
-            source = self._read(item)
-            chunk.append((no, source))
-            if isinstance(source, Source) and source.in_memory:
-                held += source.size
-            if len(chunk) >= LOOKUP_FILES or held >= LOOKUP_BYTES:
-                yield chunk
-                chunk, held = [], 0
-        if chunk:
-            yield chunk
-
     def units(self) -> Iterator[Unit]:
-        for read in self._chunks():
-            known = self._known([s.content_hash for _, s in read if isinstance(s, Source)])
-            for no, source in read:
-                if isinstance(source, FileReport):
-                    yield self._at(no, source)
-                elif source.content_hash in known:
-                    fmt, episodes = known[source.content_hash]
-                    yield self._at(no, FileReport(source.uri, fmt, skipped=episodes or 0,
-                                                  status="already-ingested"))
-                elif not self.replace and source.content_hash in self.first_of_hash:
-                    first = self.first_of_hash[source.content_hash].path
-                    yield ("duplicate", self._at(no, FileReport(source.uri, status="already-ingested",
-                                                                message=first)))
-                else:
-                    for unit in self._file(no, source):
-                        if isinstance(unit, FileReport):
-                            self._at(no, unit)
-                        yield unit
+        for start in range(0, len(self.inputs), LOOKUP_FILES):
+            chunk = list(enumerate(self.inputs[start:start + LOOKUP_FILES], start=start))
+            recorded = self._recorded([item for _, item in chunk])
+            read: list[tuple[int, Source | FileReport]] = []
+            held = 0
+            for no, item in chunk:
+                uri = display_path(item.path)
+                if item.skip is None and uri in recorded:
+                    fmt, episodes = recorded[uri]
+                    read.append((no, FileReport(uri, fmt, skipped=episodes or 0, status="already-ingested")))
+                    continue
+                source = self._read(item)
+                read.append((no, source))
+                if isinstance(source, Source) and source.in_memory:
+                    held += source.size
+                if held >= LOOKUP_BYTES:
+                    yield from self._settle(read)
+                    read, held = [], 0
+            yield from self._settle(read)
         if self.group.files:
             yield self.group.sealed(commit=True)
+
+    def _settle(self, read: list[tuple[int, Source | FileReport]]) -> Iterator[Unit]:
+        """The files read: those whose hash is recorded are reported, the others loaded."""
+        known = self._known([s.content_hash for _, s in read if isinstance(s, Source)])
+        # reports of files that write nothing travel together: one hand-over between the
+        # threads per chunk, not per file (a re-run is almost only those)
+        reports: list[FileReport] = []
+        for no, source in read:
+            if isinstance(source, FileReport):
+                reports.append(self._at(no, source))
+            elif source.content_hash in known:
+                fmt, episodes = known[source.content_hash]
+                reports.append(self._at(no, FileReport(source.uri, fmt, skipped=episodes or 0,
+                                                       status="already-ingested")))
+            elif not self.replace and source.content_hash in self.first_of_hash:
+                first = self.first_of_hash[source.content_hash].path
+                yield ("duplicate", self._at(no, FileReport(source.uri, status="already-ingested",
+                                                            message=first)))
+            else:
+                for unit in self._file(no, source):
+                    if isinstance(unit, FileReport):
+                        reports.append(self._at(no, unit))
+                    else:
+                        yield unit
+        if reports:
+            yield reports
+
+    def _recorded(self, items: list[Input]) -> dict[str, tuple[str, int]]:
+        """The files recorded in `sources` with their current path, size and time: one query, no read."""
+        if self.replace:
+            return {}
+        uris, sizes, times = [], [], []
+        for item in items:
+            if item.skip is not None:
+                continue
+            try:
+                info = os.stat(item.path)
+            except OSError:
+                continue  # reported when it is read
+            uris.append(display_path(item.path))
+            sizes.append(info.st_size)
+            times.append(info.st_mtime_ns)
+        if not uris:
+            return {}
+        import pyarrow as pa
+
+        self.lookup.register("_tl_stats", pa.table({"source_uri": uris, "file_size": sizes,
+                                                    "file_mtime_ns": times}))
+        rows = self.lookup.execute(load_sql("ingest/recorded")).fetchall()
+        self.lookup.unregister("_tl_stats")
+        return {uri: (fmt, n) for uri, fmt, n in rows}
 
     def _read(self, item: Input) -> Source | FileReport:
         if item.skip is not None:
@@ -684,7 +724,10 @@ class _Writer:
     # -- transactions --
 
     def take(self, unit: Unit) -> None:
-        if isinstance(unit, FileReport):
+        if isinstance(unit, list):
+            for report in unit:
+                self._done(report)
+        elif isinstance(unit, FileReport):
             self._done(unit)
         elif isinstance(unit, _Failed):
             self._rollback()
@@ -839,6 +882,8 @@ class _Writer:
             "episodes": [w.report.added for w in ending],
             "quarantined": [w.report.quarantined for w in ending],
             "ingested_at": [self.ingested_at] * len(ending),
+            "file_size": [w.source.stat[0] if w.source.stat else None for w in ending],
+            "file_mtime_ns": [w.source.stat[1] if w.source.stat else None for w in ending],
         })
 
     def _load_batch(self, batch: _Batch) -> None:
@@ -1037,7 +1082,7 @@ def _in_background(units: Iterator[Unit]) -> Iterator[Unit]:
 
 def ingest_paths(
     con: duckdb.DuckDBPyConnection,
-    paths: Sequence[str | os.PathLike[str]],
+    paths: Sequence[str | os.PathLike[str] | Input],
     *,
     format: str = "auto",
     replace: bool = False,
@@ -1066,6 +1111,7 @@ def ingest_paths(
     """
     inputs = scan_inputs(paths)
     forced = None if format == "auto" else get_format(format)
+    run_script(con, "ingest/sources_stat")
     with _staging_connection(con) as scratch, _collector_paused():
         lookup = con.cursor()
         writer = _Writer(con, scratch, replace, progress)

@@ -21,7 +21,7 @@ from tracelab.sqlfiles import load_sql, run_script, sql_dir
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracelab.ingest import FileReport, IngestReport
+    from tracelab.ingest import FileReport, IngestReport, Input
 
 SCHEMA_VERSION = "1"
 DEFAULT_STORE = "tracelab.duckdb"
@@ -60,7 +60,7 @@ class Store:
         """Close the connection (idempotent)."""
         self.con.close()
 
-    def ingest(self, paths: Sequence[str | os.PathLike[str]], format: str = "auto", *,
+    def ingest(self, paths: Sequence[str | os.PathLike[str] | Input], format: str = "auto", *,
                replace: bool = False,
                progress: Callable[[FileReport, int], None] | None = None) -> IngestReport:
         """Load trace files, folders or globs (see `tracelab.ingest.ingest_paths`)."""

@@ -55,20 +55,26 @@ def test_small_files_share_batches_and_each_gets_its_sources_row(store, tmp_path
     assert [f.path for f in report.files] == sorted(f.path for f in report.files)  # input order
 
 
-def test_a_rerun_reads_each_file_once_and_looks_hashes_up_in_chunks(store, tmp_path, monkeypatch):
+def test_a_rerun_reads_no_unchanged_file_and_looks_files_up_in_chunks(store, tmp_path, monkeypatch):
     folder = runs_folder(tmp_path / "runs", 250)
     store.ingest([folder])
-    queries: list[int] = []
-    real = ingest._Reader._known
-    monkeypatch.setattr(ingest._Reader, "_known", lambda self, hashes: (queries.append(len(hashes)),
-                                                                         real(self, hashes))[1])
+    touched = sorted(folder.rglob("*.jsonl"))[7]
+    os.utime(touched, ns=(0, 0))  # same bytes, another time: read again, known by its hash
+    queries: list[str] = []
+    real_execute = ingest._Reader._recorded
+    monkeypatch.setattr(ingest._Reader, "_recorded", lambda self, items: (queries.append(len(items)),
+                                                                           real_execute(self, items))[1])
     monkeypatch.setattr(ingest, "LOOKUP_FILES", 100)
+    real_load = Source._load
+    read: list[Path] = []
+    monkeypatch.setattr(Source, "_load", lambda self: (read.append(self.path), real_load(self))[1])
     monkeypatch.setattr(ingest, "detect_format", lambda *a: pytest.fail("a recorded file was parsed again"))
 
     again = store.ingest([folder])
 
     assert (again.count("already-ingested"), again.added, again.skipped) == (250, 0, 250)
-    assert queries == [100, 100, 50]
+    assert queries == [100, 100, 50]  # one look-up per chunk of files, not one per file
+    assert set(read) == {touched}
 
 
 def test_files_sharing_a_transaction_see_each_other_as_stored(store, tmp_path):

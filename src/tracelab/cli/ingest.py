@@ -56,7 +56,7 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
     if not inputs:
         raise UsageError(f"no files found in {', '.join(paths)}")
     with open_store(store_path, wait=wait) as store:
-        report = _run_with_progress(store, list(paths), fmt, replace, quiet, inputs)
+        report = _run_with_progress(store, inputs, fmt, replace, quiet)
         _print_report(report, quiet)
     if report.failed:
         raise DataError(f"{len(report.failed)} file(s) were not loaded: see the failed lines above")
@@ -69,17 +69,17 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
                          "give its format with --format, or leave it out")
 
 
-def _run_with_progress(store, paths, fmt, replace, quiet, inputs):  # type: ignore[no-untyped-def]
+def _run_with_progress(store, inputs, fmt, replace, quiet):  # type: ignore[no-untyped-def]
     if quiet:
-        return store.ingest(paths, fmt, replace=replace)
+        return store.ingest(inputs, fmt, replace=replace)
     if not sys.stderr.isatty():
-        return store.ingest(paths, fmt, replace=replace, progress=_file_line)
+        return store.ingest(inputs, fmt, replace=replace, progress=_file_line)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task("ingest", total=sum(_size(i.path) for i in inputs if i.skip is None))
-        return store.ingest(paths, fmt, replace=replace,
+        return store.ingest(inputs, fmt, replace=replace,
                             progress=lambda _report, size: bar.advance(task, size))
 
 

@@ -165,6 +165,8 @@ class Source:
         are asked whether they claim it (formats.md, Auto-detection)."""
         self.cache: dict[str, Any] = {}
         """What adapters compute once per file (a `.json` file's parsed document)."""
+        self.stat: tuple[int, int] | None = None
+        """The file's size and modification time (ns) just before it was read."""
 
     def _load(self) -> None:
         """Read the file: whole when small, else only its hash (it is streamed later).
@@ -180,6 +182,8 @@ class Source:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise OSError(errno.EINVAL, "not a regular file")
+            # taken before the read: a file changed after it differs on the next run, and is read again
+            self.stat = (info.st_size, info.st_mtime_ns)
             expected = min(info.st_size, WHOLE_FILE_LIMIT)
             first = os.read(fd, expected + 1)
             if len(first) <= expected:  # a short read is the end of the file: read whole
