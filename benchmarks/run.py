@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import sys
 from pathlib import Path
 
@@ -14,8 +15,11 @@ import cover_bench  # noqa: E402
 import effects_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
+import per_file_bench  # noqa: E402
 import sequence_bench  # noqa: E402
-from common import ROOT, machine, write_results  # noqa: E402
+from common import RESULTS, ROOT, Run, machine, write_results  # noqa: E402
+
+SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "sequence", "leak", "adapters")
 
 
 def main() -> None:
@@ -23,41 +27,77 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100_000, help="corpus size (default 100k)")
     parser.add_argument("--scaling", default=",".join(map(str, check_bench.SCALING)),
                         help="corpus sizes of the check scaling run, comma-separated ('' skips it)")
+    parser.add_argument("--only", default="",
+                        help=f"run only these sections, comma-separated ({', '.join(SECTIONS)}); the "
+                             "others keep their figures from the last results/latest.json")
     args = parser.parse_args()
-    results: dict[str, object] = {
+    only = {name.strip() for name in args.only.split(",") if name.strip()} or set(SECTIONS)
+    unknown = only - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    results: dict[str, object] = previous_results() if only != set(SECTIONS) else {}
+    results.update({
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
-    }
-    results["ingest"] = ingest = ingest_bench.run(args.episodes)
-    print(f"ingest: {ingest['ratio']}x bare read_json ({ingest['mb_per_s']} MB/s, "
-          f"{ingest['episodes_per_s']:,} episodes/s, peak RSS {ingest['tracelab_ingest'].peak_rss_mib} MiB)")
-    results["check"] = chk = check_bench.run(args.episodes)
-    print(f"check: {chk['ratio']}x the speed of pyeval ({chk['verdicts']:,} identical verdicts; "
-          f"tracelab {chk['tracelab_check'].seconds} s, peak RSS {chk['tracelab_check'].peak_rss_mib} MiB; "
-          f"pyeval {chk['pyeval'].seconds} s, peak RSS {chk['pyeval'].peak_rss_mib} MiB; "
-          f"CLI with JSON of every row {chk['tracelab_cli_json'].seconds} s); "
-          f"{chk['ratio_vs_handwritten']}x the time of hand-written SQL ({chk['handwritten_sql'].seconds} s)")
-    results["cover"] = cov = cover_bench.run(args.episodes)
-    print(cover_bench.summary(cov))
-    results["effects"] = eff = effects_bench.run(args.episodes)
-    print(effects_bench.summary(eff))
+    })
+    if "ingest" in only:
+        results["ingest"] = ingest = ingest_bench.run(args.episodes)
+        print(f"ingest: {ingest['ratio']}x bare read_json ({ingest['mb_per_s']} MB/s, "
+              f"{ingest['episodes_per_s']:,} episodes/s, peak RSS {ingest['tracelab_ingest'].peak_rss_mib} MiB)")
+    if "per_file" in only:
+        results["per_file"] = per_file = per_file_bench.run(args.episodes)
+        print(per_file_bench.summary(per_file))
+    if "check" in only:
+        results["check"] = chk = check_bench.run(args.episodes)
+        print(f"check: {chk['ratio']}x the speed of pyeval ({chk['verdicts']:,} identical verdicts; "
+              f"tracelab {chk['tracelab_check'].seconds} s, peak RSS {chk['tracelab_check'].peak_rss_mib} MiB; "
+              f"pyeval {chk['pyeval'].seconds} s, peak RSS {chk['pyeval'].peak_rss_mib} MiB; "
+              f"CLI with JSON of every row {chk['tracelab_cli_json'].seconds} s); "
+              f"{chk['ratio_vs_handwritten']}x the time of hand-written SQL ({chk['handwritten_sql'].seconds} s)")
+    if "cover" in only:
+        results["cover"] = cov = cover_bench.run(args.episodes)
+        print(cover_bench.summary(cov))
+    if "effects" in only:
+        results["effects"] = eff = effects_bench.run(args.episodes)
+        print(effects_bench.summary(eff))
     sizes = tuple(int(n) for n in args.scaling.split(",") if n.strip())
-    if sizes:
+    if sizes and "scaling" in only:
         results["scaling"], results["memory"] = scale, memory = check_bench.scaling(sizes)
         print(f"check scaling: exponent {scale['exponent']} over {', '.join(scale['points'])} episodes")
         if memory:
             print(f"memory at {memory['episodes']:,} episodes: ingest {memory['ingest'].peak_rss_mib} MiB, "
                   f"check {memory['check'].peak_rss_mib} MiB peak RSS")
-    results["sequence"] = sequence = sequence_bench.run()
-    print(sequence_bench.summary(sequence))
-    results["leak_search"] = leak = leak_bench.run(args.episodes)
-    print(leak_bench.summary(leak))
-    results["adapters"] = adapters = adapter_bench.run()
-    for figures in adapters.values():
-        print(adapter_bench.summary(figures))
+    if "sequence" in only:
+        results["sequence"] = sequence = sequence_bench.run()
+        print(sequence_bench.summary(sequence))
+    if "leak" in only:
+        results["leak_search"] = leak = leak_bench.run(args.episodes)
+        print(leak_bench.summary(leak))
+    if "adapters" in only:
+        results["adapters"] = adapters = adapter_bench.run()
+        for figures in adapters.values():
+            print(adapter_bench.summary(figures))
     out = write_results(results)
     write_markdown(results)
     print(f"results: {out}")
+
+
+def previous_results() -> dict[str, object]:
+    """The last results/latest.json, its measured runs as `Run`s again (for `--only`)."""
+    path = RESULTS / "latest.json"
+    if not path.exists():
+        return {}
+
+    def revive(value: object) -> object:
+        if isinstance(value, dict):
+            if set(value) == {"seconds", "peak_rss_mib"}:
+                return Run(**value)
+            return {k: revive(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [revive(v) for v in value]
+        return value
+
+    return revive(json.loads(path.read_text()))  # type: ignore[return-value]
 
 
 def write_markdown(results: dict) -> None:
@@ -81,6 +121,8 @@ def write_markdown(results: dict) -> None:
         f"| {ing['bare_read_json'].seconds} s (runs {runs(ing, 'bare')}) "
         f"| {ing['ratio']}x | <= 1.5x (issue 6; issue 2: <= 2.0x) |",
     ]
+    if "per_file" in results:
+        lines.append(per_file_bench.row(results["per_file"]))
     if "check" in results:
         lines.append(check_row(results["check"]))
     if "cover" in results:

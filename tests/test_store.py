@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from tests.conftest import episode
-from tracelab.errors import StoreError
+from tracelab.errors import Interrupted, StoreError, UsageError
 from tracelab.store import open_store
 
 
@@ -80,3 +80,60 @@ def test_parquet_export_opens_as_read_only_store(tmp_path, write_jsonl):
             pq.ingest([tmp_path])
     assert sorted(os.listdir(tmp_path / "pq")) == [
         "episodes", "quarantine", "sources", "steps", "tool_calls", "tool_definitions", "tool_effects"]
+
+
+def _export_store(tmp_path, write_jsonl, name: str, ids: list[str]):
+    store = open_store(tmp_path / f"{name}.duckdb")
+    store.ingest([write_jsonl([episode(i) for i in ids], f"{name}.jsonl")])
+    return store
+
+
+def test_export_over_an_earlier_export_never_mixes_the_two(tmp_path, write_jsonl):
+    target = tmp_path / "pq"
+    with _export_store(tmp_path, write_jsonl, "big", [f"b{i}" for i in range(84)]) as big:
+        big.export(target)
+    with _export_store(tmp_path, write_jsonl, "small", ["s1", "s2", "s3"]) as small:
+        with pytest.raises(UsageError, match="is not empty; export into a new or empty folder, or pass "
+                                             "--overwrite"):
+            small.export(target)
+        with open_store(target) as pq:
+            assert pq.sql("SELECT count(*) FROM episodes").item() == 84  # refused: the old one intact
+        small.export(target, overwrite=True)
+
+    with open_store(target) as pq:
+        assert sorted(pq.sql("SELECT episode_id FROM episodes").rows()) == [("s1",), ("s2",), ("s3",)]
+    assert sorted(os.listdir(tmp_path)) == sorted(["big.duckdb", "big.jsonl", "pq", "small.duckdb", "small.jsonl"])
+
+
+def test_export_overwrite_refuses_a_folder_that_is_not_an_export(tmp_path, write_jsonl):
+    target = tmp_path / "mine"
+    target.mkdir()
+    (target / "notes.txt").write_text("keep me")
+    with _export_store(tmp_path, write_jsonl, "s", ["a"]) as store:
+        with pytest.raises(UsageError, match=r"holds files that are not a tracelab export \(notes.txt\)"):
+            store.export(target, overwrite=True)
+    assert (target / "notes.txt").read_text() == "keep me"
+
+
+def test_an_interrupted_export_leaves_the_earlier_export(tmp_path, write_jsonl, monkeypatch):
+    target = tmp_path / "pq"
+    with _export_store(tmp_path, write_jsonl, "old", ["o1", "o2"]) as old:
+        old.export(target)
+    with _export_store(tmp_path, write_jsonl, "new", ["n1"]) as new:
+        written = []
+        real = type(new)._write_parquet
+
+        def interrupted_midway(self, out):
+            written.append(out)
+            real(self, out)
+            raise KeyboardInterrupt  # Ctrl-C after the tables are written, before the swap
+
+        monkeypatch.setattr(type(new), "_write_parquet", interrupted_midway)
+        with pytest.raises(Interrupted, match=r"^interrupted: the export to .*pq was not written; the earlier "
+                                              "export is as it was$"):
+            new.export(target, overwrite=True)
+
+    with open_store(target) as pq:
+        assert sorted(pq.sql("SELECT episode_id FROM episodes").rows()) == [("o1",), ("o2",)]
+    assert not written[0].exists()  # the half-written export beside it is gone
+    assert Interrupted.exit_code == 130

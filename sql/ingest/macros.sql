@@ -14,3 +14,9 @@ CREATE OR REPLACE TEMP MACRO tl_text(j) AS CASE WHEN tl_type(j) = 'a string' THE
 -- The reason a value of the wrong type gives; NULL (no reason) for a value of type `want`.
 CREATE OR REPLACE TEMP MACRO tl_bad(field, j, want, want_words) AS
     CASE WHEN tl_type(j) <> want THEN field || ' must be ' || want_words || ', not ' || tl_type(j) END;
+-- An ISO-8601 timestamp (docs/trace-format.md §5) as TIMESTAMPTZ; NULL for anything else. DuckDB's own
+-- cast also takes 'infinity', 'epoch', offsets past ±14:00 and zone names, which land and then
+-- break every read of the row: only a date, an optional time and an optional offset pass.
+CREATE OR REPLACE TEMP MACRO tl_timestamp(s) AS CASE WHEN regexp_full_match(s,
+    '[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]{1,9})?)?([Zz]|[+-](0[0-9]|1[0-4])(:?[0-5][0-9])?)?)?')
+    THEN try_cast(s AS TIMESTAMPTZ) END;

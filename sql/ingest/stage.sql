@@ -1,11 +1,13 @@
 -- Split the batch into typed episodes, steps and tool definitions, each value read once.
--- stage_raw(line, doc, steps, n_steps, tools, hash) comes from Python (ingest.prepare): strict
+-- stage_raw(line, file_no, src_line, source_uri, source_format, doc, steps, n_steps, tools, hash)
+-- comes from Python (ingest._Batch): `line` keys a record in the batch, `src_line` is its line in
+-- its file; `doc`, `steps` and `tools` are (ingest.prepare) strict
 -- JSON re-serialised, the episode's `steps` and `tools` apart from the rest (`doc`), so that
 -- each part is parsed once; n_steps is NULL when `steps` is not an array. `reason` is the first
 -- rule of docs/trace-format.md §5 the row breaks (NULL: it breaks none); decide.sql picks an episode's first.
 CREATE OR REPLACE TEMP TABLE stage AS
 WITH parsed AS (
-    SELECT line, hash, n_steps, tools, from_json(doc, '{
+    SELECT line, file_no, src_line, source_uri, source_format, hash, n_steps, tools, from_json(doc, '{
         "episode_id": "JSON", "agent": "JSON", "agent_version": "JSON", "model": "JSON",
         "case_id": "JSON", "principal": "JSON", "input": "JSON", "output": "JSON",
         "termination": "JSON", "error": "JSON", "reward": "JSON", "started_at": "JSON",
@@ -13,14 +15,14 @@ WITH parsed AS (
     }') AS e
     FROM stage_raw
 ), typed AS (
-    SELECT line, hash, n_steps, tools, e,
+    SELECT line, file_no, src_line, source_uri, source_format, hash, n_steps, tools, e,
            tl_str(e.episode_id) AS eid,
-           try_cast(tl_str(e.started_at) AS TIMESTAMPTZ) AS started_at,
-           try_cast(tl_str(e.ended_at) AS TIMESTAMPTZ) AS ended_at,
+           tl_timestamp(tl_str(e.started_at)) AS started_at,
+           tl_timestamp(tl_str(e.ended_at)) AS ended_at,
            CASE WHEN tl_type(e.tags) = 'an array' THEN from_json(e.tags, '["JSON"]') END AS tags
     FROM parsed
 )
-SELECT line, hash, eid,
+SELECT line, file_no, src_line, source_uri, source_format, hash, eid,
        tl_str(e.agent) AS agent, tl_str(e.agent_version) AS agent_version, tl_str(e.model) AS model,
        tl_str(e.case_id) AS case_id, e.principal, tl_str(e.input) AS input,
        tl_str(e.output) AS output, tl_str(e.termination) AS termination, tl_str(e.error) AS error,
@@ -62,14 +64,14 @@ WITH unnested AS (
               "kind": "JSON", "name": "JSON", "call_id": "JSON", "text": "JSON", "error": "JSON",
               "args": "JSON", "result": "JSON", "status": "JSON", "is_error": "JSON", "effect": "JSON",
               "ts": "JSON", "duration_ms": "JSON", "meta": "JSON", "data": "JSON", "steps_used": "JSON",
-              "tokens_used": "JSON", "_tl_args_text": "JSON", "_tl_args_bad": "JSON"
+              "tokens_used": "JSON", "_tl_args_text": "JSON", "_tl_args_bad": "JSON", "_tl_call_step": "JSON"
           }]') AS s
           FROM stage_raw WHERE n_steps IS NOT NULL)
 ), typed AS (
     SELECT line, idx, s,
            tl_str(s.kind) AS kind, tl_str(s.name) AS name, tl_str(s.call_id) AS call_id,
            tl_str(s.text) AS text, tl_str(s.error) AS error, tl_str(s.status) AS status,
-           tl_str(s.effect) AS effect, try_cast(tl_str(s.ts) AS TIMESTAMPTZ) AS ts,
+           tl_str(s.effect) AS effect, tl_timestamp(tl_str(s.ts)) AS ts,
            -- A JSON null reads as NULL, like an absent key, and a step that is not an object as
            -- all NULLs. Only a step without a kind can be something other than an object, and
            -- only a budget can need to tell null from absent (its data holds the keys it has):
@@ -102,6 +104,8 @@ SELECT line, idx, kind, name, call_id, text, error,
        ts, try_cast(s.duration_ms::VARCHAR AS DOUBLE) AS duration_ms, s.meta, effect,
        -- tool_calls: JSON-string args as recorded; args_bad when they do not parse (data keeps the string)
        tl_str(s._tl_args_text) AS args_text, s._tl_args_bad IS NOT NULL AS args_bad,
+       -- tool_result: the step of its own call, when the adapter knows it (formats/base.CALL_STEP)
+       CASE WHEN kind = 'tool_result' THEN try_cast(s._tl_call_step::VARCHAR AS BIGINT) END AS call_step,
        'steps[' || idx || ']: ' || coalesce(
            CASE WHEN step_type <> 'OBJECT' THEN 'a step must be an object, not ' || tl_type_of(step_type) END,
            CASE WHEN s.kind IS NULL THEN 'missing kind' END,

@@ -82,7 +82,11 @@ CREATE TABLE IF NOT EXISTS sources (
     format       VARCHAR,
     episodes     BIGINT,
     quarantined  BIGINT,
-    ingested_at  TIMESTAMPTZ
+    ingested_at  TIMESTAMPTZ,
+    -- the file's size and modification time when it was read: a re-run skips a file whose
+    -- path, size and time are unchanged without reading it (sql/ingest/recorded.sql)
+    file_size     BIGINT,
+    file_mtime_ns BIGINT
 );
 
 CREATE TABLE IF NOT EXISTS check_runs (

@@ -6,13 +6,19 @@ happened in the adapter; here each record gets its canonical hash, its
 unlisted keys moved under ``meta.extra`` and its JSON-string args parsed
 strictly. Everything else — validation, typing, pairing, effects,
 de-duplication — runs as SQL over the whole batch (sql/ingest/), while a
-thread parses the next batch.
+thread reads, hashes and parses the next files.
 
-Each file is one transaction on the store's connection. Batches are staged on
-a second connection that commits every statement, and only the rows to write
-cross over, as Arrow: inside a transaction DuckDB keeps every replaced TEMP
-table (and every registered view) until commit, so staging inside the file's
-transaction would hold all of a large file's batches in memory at once.
+Fixed costs are paid per batch, not per file (docs/trace-format.md §6: per-file atomicity is about
+files, not transactions). A small file is read whole and parsed before any of its records is
+staged, so that a file that cannot be read never touches a transaction; whole small files then
+share batches and one transaction per batch, with their `sources` rows. A file too large to hold
+(`Source.in_memory`, `BATCH_BYTES`) streams through its own transaction, batch by batch. A
+kill leaves every file wholly loaded with its `sources` row, or not at all.
+
+Batches are staged on a second connection that commits every statement, and only the rows to
+write cross over, as Arrow: inside a transaction DuckDB keeps every replaced TEMP table (and
+every registered view) until commit, so staging inside the transaction would hold all of a
+large file's batches in memory at once.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import glob
 import hashlib
 import os
 import queue
+import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,23 +40,43 @@ from typing import Any
 import duckdb
 
 from tracelab.bulk_insert import insert_arrow
-from tracelab.errors import DataError, StoreError, UsageError
+from tracelab.errors import DataError, Interrupted, StoreError, UsageError, is_interrupt
 from tracelab.formats import all_formats, get_format
-from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, dump_json, parse_json
+from tracelab.formats.base import (
+    RAW_LIMIT,
+    RECORD_LIMIT,
+    UNSET,
+    BadJSON,
+    Quarantined,
+    Source,
+    display_path,
+    dump_json,
+    parse_json,
+    too_large,
+)
+from tracelab.formats.common import plain_text_only, sample_records
 from tracelab.native_keys import EPISODE_KEYS, STEP_KEYS
 from tracelab.pairing import pair_steps
 from tracelab.sqlfiles import load_sql, run_script
 
 BATCH_RECORDS = 20_000
 BATCH_BYTES = 64 << 20
+LOOKUP_FILES = 4096
+LOOKUP_BYTES = 64 << 20
+"""Files are read ahead, up to this many (or this many bytes), and looked up in `sources` with
+one query: a re-run over a folder of files already ingested costs one query per chunk of files,
+not one per file."""
 VECTOR_ROWS = 2048  # DuckDB's vector size
 VECTOR_BYTES = 16 << 20
 """No DuckDB vector of a batch (`VECTOR_ROWS` consecutive records) holds more record bytes than
-this, and a larger record is quarantined: DuckDB's JSON functions need many times a vector's
-bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector run out of memory)."""
+this, unless one record alone is larger (up to `RECORD_LIMIT`): DuckDB's JSON functions need
+many times a vector's bytes at once (at the default 1 GB limit, 32 records of 1 MB in one vector
+run out of memory)."""
 CHUNK_RECORDS = 4 * VECTOR_ROWS
 """Records per Arrow chunk of a batch: DuckDB scans one chunk per thread (a chunk of whole
 vectors, so that `VECTOR_BYTES` still bounds each vector)."""
+STORE_SUFFIXES = (".duckdb", ".wal", ".duckdb.tmp")
+"""A store's own files: never read as traces, even inside a folder being ingested."""
 
 @dataclass
 class FileReport:
@@ -61,7 +88,8 @@ class FileReport:
     skipped: int = 0
     quarantined: int = 0
     status: str = "loaded"
-    """loaded | already-ingested | not-a-trace | failed"""
+    """loaded | already-ingested | not-a-trace | not-a-file | failed; while a large file is
+    still loading (progress calls between its batches), loading"""
     message: str | None = None
 
 
@@ -95,21 +123,40 @@ class IngestReport:
 # --- inputs ------------------------------------------------------------------------------
 
 
-def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """Files, folders (recursively, in code-point order of relative paths) and globs, in order."""
-    out: list[Path] = []
+@dataclass(frozen=True)
+class Input:
+    """One path to read, or to report as skipped (`skip` says why)."""
+
+    path: Path
+    skip: str | None = None
+
+
+def scan_inputs(paths: Sequence[str | os.PathLike[str] | Input]) -> list[Input]:
+    """Files, folders (recursively, in code-point order of relative paths) and globs, in order.
+
+    What is not a regular file (a FIFO, a device, a dangling or looping link) and a store's
+    own files (`STORE_SUFFIXES`) come back with the reason they are skipped: never read,
+    never dropped silently.
+
+    Raises:
+        UsageError: a path that does not exist, or a pattern that matches nothing.
+    """
+    out: list[Input] = []
     for raw in paths:
+        if isinstance(raw, Input):  # scanned already (the CLI scans once to size its progress bar)
+            out.append(raw)
+            continue
         text = os.fspath(raw)
         path = Path(text)
         if path.is_dir():
-            found = [p for p in path.rglob("*") if p.is_file()]
-            found.sort(key=lambda p: p.relative_to(path).as_posix())
-            out.extend(found)
-        elif path.is_file():
-            out.append(path)
+            found = list(_walk(path, ""))
+            found.sort(key=lambda item: item[0])
+            out.extend(item for _, item in found)
+        elif os.path.lexists(path):
+            out.append(_classify(path))
         elif glob.has_magic(text):
-            matches = sorted(glob.glob(text, recursive=True))
-            files = [Path(m) for m in matches if Path(m).is_file()]
+            matches = [Path(m) for m in sorted(glob.glob(text, recursive=True))]
+            files = [_classify(m) for m in matches if not m.is_dir()]
             if not files:
                 raise UsageError(f"{text}: the pattern matches no file")
             out.extend(files)
@@ -118,12 +165,74 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
+def expand_paths(paths: Sequence[str | os.PathLike[str] | Input]) -> list[Path]:
+    """The files `scan_inputs` would read (without those it reports as skipped)."""
+    return [item.path for item in scan_inputs(paths) if item.skip is None]
+
+
+def _walk(folder: Path, prefix: str) -> Iterator[tuple[str, Input]]:
+    """Every entry below `folder` that is not a folder, with its `/`-separated relative path.
+
+    Links to folders are not followed (a looping link is then one skipped entry). A regular
+    file is known from its directory entry, without a system call of its own.
+    """
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        relative = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            yield from _walk(Path(entry.path), relative + "/")
+        elif entry.is_file(follow_symlinks=False) and not entry.name.endswith(STORE_SUFFIXES):
+            yield relative, Input(Path(entry.path))
+        else:
+            yield relative, _classify(Path(entry.path))
+
+
+def _classify(path: Path) -> Input:
+    name = path.name
+    if name.endswith(STORE_SUFFIXES):
+        return Input(path, "a DuckDB store file, never read as traces")
+    try:
+        info = path.stat()
+    except OSError as exc:
+        if path.is_symlink():
+            return Input(path, f"a link that leads nowhere ({exc.strerror or exc})")
+        return Input(path, f"cannot be read ({exc.strerror or exc})")
+    if stat.S_ISDIR(info.st_mode):
+        return Input(path, "a link to a folder (links to folders are not followed)")
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device or socket"
+        return Input(path, f"not a regular file ({kind})")
+    return Input(path)
+
+
 def detect_format(source: Source, candidates: Iterable[ModuleType] | None = None) -> ModuleType | None:
-    """The first format, in registry order, that claims the file; None when none does."""
-    for module in candidates if candidates is not None else all_formats():
-        if module.claims(source):
-            return module
-    return None
+    """The format of a file, from a sample of its records (docs/formats.md, Auto-detection).
+
+    The first format, in registry order, that claims a sampled record by a marker of its own
+    wins; records holding only plain-text messages decide nothing unless no sampled record has
+    a marker. None when no format claims any sampled record.
+    """
+    modules = list(candidates) if candidates is not None else all_formats()
+    sample = sample_records(source)
+    if not sample:
+        # nothing parses as JSON objects (an archive, a pretty-printed document): the formats
+        # that recognise a file by its name or container still can
+        return next((m for m in modules if m.claims(source)), None)
+    plain = None
+    try:
+        for module in modules:
+            for record in sample:
+                source.sniffed = record
+                if module.claims(source):
+                    if not plain_text_only(record):
+                        return module
+                    plain = plain or module
+    finally:
+        source.sniffed = UNSET
+    return plain
 
 
 # --- per-record preparation ---------------------------------------------------------------
@@ -235,47 +344,547 @@ def _raw_text(raw: str | bytes | None) -> str | None:
     return raw[:RAW_LIMIT]
 
 
+
+
 # --- the SQL side ---------------------------------------------------------------------------
 
 
-class _FileLoader:
-    """Loads one file inside the caller's transaction, batch by batch.
+@dataclass
+class _File:
+    """A file on its way into the store: where its rows go and what it contributed so far."""
 
-    The batch is staged on `scratch`, a second connection that commits each statement: inside
-    the file's transaction, a replaced TEMP table (or a registered view) keeps its memory until
-    commit, so staging there would hold every batch of the file at once. The rows to write are
-    handed to `con`, whose transaction spans the file, as Arrow.
+    no: int
+    """Its position among the inputs: the key of its rows in a batch."""
+    source: Source
+    format: str
+    report: FileReport
+    size: int
+
+
+@dataclass
+class _Batch:
+    """Prepared records of one batch, from one or more files, plus their quarantined records.
+
+    `line` in the staged table is the record's key in the batch (its position), so that
+    records of several files never collide; `src_line` is its line in its file.
     """
 
+    files: list[_File] = field(default_factory=list)
+    """The files with records (or quarantined lines, or nothing at all) in this batch, in order."""
+    ending: list[_File] = field(default_factory=list)
+    """The files whose last records are in this batch: their `sources` rows go with it."""
+    file_nos: list[int] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    records: list[Prepared] = field(default_factory=list)
+    canonical: list[bytes] = field(default_factory=list)
+    quarantine: list[tuple[int, int, str, str | None]] = field(default_factory=list)
+    """(file no, line, reason, raw) of the records the adapters or preparation rejected."""
+    size: int = 0
+    vector_size: int = 0
+    """Bytes of the records in the batch's last (partial) DuckDB vector."""
+    commit: bool = False
+    """True when the batch ends at a file boundary: the transaction commits after it."""
+    streamed: bool = False
+    """A batch of a file streamed through its own transaction (`_Reader._stream`)."""
+    table: Any = None
+    """The records as Arrow (`sealed`), in chunks: DuckDB scans one chunk per thread."""
+
+    def add_file(self, work: _File) -> None:
+        if not self.files or self.files[-1] is not work:
+            self.files.append(work)
+
+    def fits(self, size: int) -> bool:
+        """False when a record of `size` bytes would push the last vector past `VECTOR_BYTES`."""
+        vector = 0 if len(self.lines) % VECTOR_ROWS == 0 else self.vector_size
+        return not self.lines or vector + size <= VECTOR_BYTES
+
+    def add(self, work: _File, line: int, prepared: Prepared) -> None:
+        if len(self.lines) % VECTOR_ROWS == 0:
+            self.vector_size = 0
+        self.add_file(work)
+        self.file_nos.append(work.no)
+        self.lines.append(line)
+        self.records.append(prepared)
+        self.canonical.append(prepared.canonical)
+        self.size += prepared.size
+        self.vector_size += prepared.size
+
+    @property
+    def full(self) -> bool:
+        return len(self.lines) >= BATCH_RECORDS or self.size >= BATCH_BYTES
+
+    def sealed(self, commit: bool) -> _Batch:
+        """The batch with its Arrow table built (in the reading thread) and its records dropped."""
+        import pyarrow as pa
+
+        records = self.records
+        by_no = {work.no: work for work in self.files}
+        table = pa.table({
+            "line": pa.array(range(len(records)), pa.int64()),
+            "file_no": pa.array(self.file_nos, pa.int64()),
+            "src_line": pa.array(self.lines, pa.int64()),
+            "source_uri": pa.array([by_no[n].source.uri for n in self.file_nos], pa.string()),
+            "source_format": pa.array([by_no[n].format for n in self.file_nos], pa.string()),
+            "doc": pa.array([r.head for r in records], pa.string()),
+            "steps": pa.array([r.steps for r in records], pa.string()),
+            "n_steps": pa.array([r.n_steps for r in records], pa.int32()),
+            "tools": pa.array([r.tools for r in records], pa.string()),
+            "hash": pa.array([hashlib.sha256(r.canonical).hexdigest() for r in records], pa.string()),
+        })
+        self.table = pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_RECORDS), table.schema)
+        self.records = []
+        self.commit = commit
+        return self
+
+
+@dataclass
+class _Failed:
+    """A streamed file that could not be read to its end: its transaction is rolled back."""
+
+    work: _File
+    message: str
+
+
+Unit = _Batch | list[FileReport] | _Failed | tuple[str, FileReport]
+"""What the reading thread hands over: a batch to write; the reports of files that write
+nothing; a streamed file that failed; or ("duplicate", report) for a file whose content is
+that of an earlier input of the same run."""
+
+
+def _prepared(items: Iterable[tuple[int, dict[str, Any]] | Quarantined],
+              ) -> Iterator[tuple[int, Prepared] | tuple[int, str, str | None]]:
+    """Each record prepared, or ``(line, reason, raw)`` for one the adapter or `prepare` rejected."""
+    for item in items:
+        if isinstance(item, Quarantined):
+            yield item.line, item.reason, _raw_text(item.raw)
+            continue
+        line, record = item
+        try:
+            prepared = prepare(record)
+        except TypeError as exc:  # orjson.JSONEncodeError included
+            yield line, f"cannot be serialised: {exc}", None
+            continue
+        if len(prepared.canonical) > RECORD_LIMIT:
+            yield line, too_large(len(prepared.canonical)), _raw_text(prepared.canonical)
+            continue
+        yield line, prepared
+
+
+class _Reader:
+    """The reading thread's work: files in, batches out (see the module docstring)."""
+
+    def __init__(self, lookup: duckdb.DuckDBPyConnection, inputs: list[Input], forced: ModuleType | None,
+                 replace: bool) -> None:
+        self.lookup = lookup
+        self.inputs = inputs
+        self.forced = forced
+        self.candidates = all_formats()
+        self.replace = replace
+        self.group = _Batch()
+        self.first_of_hash: dict[str, FileReport] = {}
+        self.order: dict[int, int] = {}
+        """Each report's input position, by `id` (reports come back in the order files complete)."""
+
+    def _at(self, no: int, report: FileReport) -> FileReport:
+        self.order[id(report)] = no
+        return report
+
+    def units(self) -> Iterator[Unit]:
+        for start in range(0, len(self.inputs), LOOKUP_FILES):
+            chunk = list(enumerate(self.inputs[start:start + LOOKUP_FILES], start=start))
+            recorded = self._recorded([item for _, item in chunk])
+            read: list[tuple[int, Source | FileReport]] = []
+            held = 0
+            for no, item in chunk:
+                uri = display_path(item.path)
+                if item.skip is None and uri in recorded:
+                    fmt, episodes = recorded[uri]
+                    read.append((no, FileReport(uri, fmt, skipped=episodes or 0, status="already-ingested")))
+                    continue
+                source = self._read(item)
+                read.append((no, source))
+                if isinstance(source, Source) and source.in_memory:
+                    held += source.size
+                if held >= LOOKUP_BYTES:
+                    yield from self._settle(read)
+                    read, held = [], 0
+            yield from self._settle(read)
+        if self.group.files:
+            yield self.group.sealed(commit=True)
+
+    def _settle(self, read: list[tuple[int, Source | FileReport]]) -> Iterator[Unit]:
+        """The files read: those whose hash is recorded are reported, the others loaded."""
+        known = self._known([s.content_hash for _, s in read if isinstance(s, Source)])
+        # reports of files that write nothing travel together: one hand-over between the
+        # threads per chunk, not per file (a re-run is almost only those)
+        reports: list[FileReport] = []
+        for no, source in read:
+            if isinstance(source, FileReport):
+                reports.append(self._at(no, source))
+            elif source.content_hash in known:
+                fmt, episodes = known[source.content_hash]
+                reports.append(self._at(no, FileReport(source.uri, fmt, skipped=episodes or 0,
+                                                       status="already-ingested")))
+            elif not self.replace and source.content_hash in self.first_of_hash:
+                first = self.first_of_hash[source.content_hash].path
+                yield ("duplicate", self._at(no, FileReport(source.uri, status="already-ingested",
+                                                            message=first)))
+            else:
+                for unit in self._file(no, source):
+                    if isinstance(unit, FileReport):
+                        reports.append(self._at(no, unit))
+                    else:
+                        yield unit
+        if reports:
+            yield reports
+
+    def _recorded(self, items: list[Input]) -> dict[str, tuple[str, int]]:
+        """The files recorded in `sources` with their current path, size and time: one query, no read."""
+        if self.replace:
+            return {}
+        uris, sizes, times = [], [], []
+        for item in items:
+            if item.skip is not None:
+                continue
+            try:
+                info = os.stat(item.path)
+            except OSError:
+                continue  # reported when it is read
+            uris.append(display_path(item.path))
+            sizes.append(info.st_size)
+            times.append(info.st_mtime_ns)
+        if not uris:
+            return {}
+        import pyarrow as pa
+
+        self.lookup.register("_tl_stats", pa.table({"source_uri": uris, "file_size": sizes,
+                                                    "file_mtime_ns": times}))
+        rows = self.lookup.execute(load_sql("ingest/recorded")).fetchall()
+        self.lookup.unregister("_tl_stats")
+        return {uri: (fmt, n) for uri, fmt, n in rows}
+
+    def _read(self, item: Input) -> Source | FileReport:
+        if item.skip is not None:
+            uri = display_path(item.path)
+            return FileReport(uri, status="not-a-file", message=f"{uri}: {item.skip}")
+        source = Source(item.path)
+        try:
+            source.content_hash  # noqa: B018  (reads a small file whole, hashes a large one)
+        except OSError as exc:
+            return FileReport(source.uri, status="failed", message=f"{source.uri}: {exc.strerror or exc}")
+        return source
+
+    def _known(self, hashes: list[str]) -> dict[str, tuple[str, int]]:
+        """The recorded format and episode count of each hash already in `sources`: one query."""
+        if self.replace or not hashes:
+            return {}
+        import pyarrow as pa
+
+        # an Arrow table joined is several times faster than a list parameter unnested
+        self.lookup.register("_tl_hashes", pa.table({"content_hash": hashes}))
+        rows = self.lookup.execute(load_sql("ingest/known")).fetchall()
+        self.lookup.unregister("_tl_hashes")
+        return {h: (fmt, n) for h, fmt, n in rows}
+
+    def _file(self, no: int, source: Source) -> Iterator[Unit]:
+        try:
+            module = self.forced or detect_format(source, self.candidates)
+        except DataError as exc:
+            yield FileReport(source.uri, status="failed", message=str(exc))
+            return
+        except OSError as exc:
+            yield FileReport(source.uri, status="failed", message=f"{source.uri}: {exc.strerror or exc}")
+            return
+        if module is None:
+            tried = ", ".join(m.name for m in self.candidates)
+            yield FileReport(source.uri, status="not-a-trace",
+                             message=f"{source.uri}: no format claims this file (tried {tried})")
+            return
+        work = _File(no, source, module.name, self._at(no, FileReport(source.uri, module.name)), source.size)
+        self.first_of_hash[source.content_hash] = work.report
+        items = _prepared(module.episodes(source))
+        if self.replace or not source.in_memory:
+            yield from self._stream(work, items, [])
+            return
+        held: list[tuple[int, Prepared] | tuple[int, str, str | None]] = []
+        held_size = 0
+        try:
+            for entry in items:
+                held.append(entry)
+                if len(entry) == 2:
+                    held_size += entry[1].size
+                if len(held) > BATCH_RECORDS or held_size > BATCH_BYTES:
+                    # too much to hold: this file streams through its own transaction
+                    yield from self._stream(work, items, held)
+                    return
+        except DataError as exc:
+            yield FileReport(source.uri, module.name, status="failed", message=str(exc))
+            return
+        source.release()  # its records are held: its bytes are no longer needed
+        yield from self._add(work, held)
+
+    def _add(self, work: _File, entries: list[tuple[int, Prepared] | tuple[int, str, str | None]],
+             ) -> Iterator[_Batch]:
+        """A whole small file into the shared batch; the batch goes when full, after the file."""
+        group = self.group
+        group.add_file(work)
+        for entry in entries:
+            if len(entry) == 3:
+                group.quarantine.append((work.no, *entry))
+                continue
+            line, prepared = entry
+            if not group.fits(prepared.size):
+                yield group.sealed(commit=False)  # the file goes on in the next batch, same transaction
+                group = self.group = _Batch()
+                group.add_file(work)
+            group.add(work, line, prepared)
+        group.ending.append(work)
+        if group.full:
+            yield group.sealed(commit=True)
+            self.group = _Batch()
+
+    def _stream(self, work: _File, items: Iterator[Any], held: list[Any]) -> Iterator[Unit]:
+        """A file in its own transaction, batch by batch; a read error fails it (`_Failed`)."""
+        if self.group.files:
+            yield self.group.sealed(commit=True)
+        batch = _Batch(streamed=True)
+        batch.add_file(work)
+        try:
+            for entry in _chain(held, items):
+                if len(entry) == 3:
+                    batch.quarantine.append((work.no, *entry))
+                    continue
+                line, prepared = entry
+                if not batch.fits(prepared.size):
+                    yield batch.sealed(commit=False)
+                    batch = _Batch(streamed=True)
+                    batch.add_file(work)
+                batch.add(work, line, prepared)
+                if batch.full:
+                    yield batch.sealed(commit=False)
+                    batch = _Batch(streamed=True)
+                    batch.add_file(work)
+        except DataError as exc:
+            yield _Failed(work, str(exc))
+            self.group = _Batch()
+            return
+        batch.ending.append(work)
+        yield batch.sealed(commit=True)
+        self.group = _Batch()
+
+
+def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    yield from first
+    first.clear()
+    yield from rest
+
+
+class _Writer:
+    """The main thread's work: stage each batch on `scratch`, write its rows through `con`."""
+
     def __init__(self, con: duckdb.DuckDBPyConnection, scratch: duckdb.DuckDBPyConnection,
-                 source: Source, fmt: str, replace: bool, ingested_at: datetime) -> None:
+                 replace: bool, progress: Callable[[FileReport, int], None] | None) -> None:
         self.con = con
         self.scratch = scratch
-        self.source = source
         self.replace = replace
-        self.params = {"source_format": fmt, "source_uri": source.uri, "ingested_at": ingested_at}
-        self.report = FileReport(source.uri, fmt)
+        self.progress = progress
+        self.ingested_at = datetime.now(timezone.utc)
+        self.reports: list[FileReport] = []
+        self.in_txn = False
+        self.open: list[_Batch] = []
+        """The batches of the open transaction, unless streamed (kept to load its files one by one
+        on a memory error)."""
+        self.files: dict[int, _File] = {}
+        """The files with rows in the open transaction."""
+        self.ending: list[_File] = []
+        """The files of the open transaction that are complete: committed with their `sources` rows."""
+        self.dead: set[int] = set()
+        """Files whose transaction failed: their later batches are dropped."""
+        self.duplicates: list[FileReport] = []
 
-    def load(self, items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> FileReport:
-        """Stage and write every batch; parsing the next batch overlaps SQL on this one."""
-        run_script(self.scratch, "ingest/file_seen")
-        for batch in _in_background(_batches(items)):
-            rejected = list(batch.quarantine)
-            if batch.lines:
-                rejected.extend(self._load_batch(batch))
-            if rejected:
-                rejected.sort(key=lambda q: q[0])
-                insert_arrow(self.con, "quarantine", {
-                    "source_uri": [self.source.uri] * len(rejected),
-                    "line": [q[0] for q in rejected],
-                    "reason": [q[1] for q in rejected],
-                    "raw": [q[2] for q in rejected],
-                    "ingested_at": [self.params["ingested_at"]] * len(rejected),
-                })
-                self.report.quarantined += len(rejected)
-        return self.report
+    # -- transactions --
 
-    def _load_batch(self, batch: _Batch) -> list[tuple[int, str, str | None]]:
+    def take(self, unit: Unit) -> None:
+        if isinstance(unit, list):
+            for report in unit:
+                self._done(report)
+        elif isinstance(unit, FileReport):
+            self._done(unit)
+        elif isinstance(unit, _Failed):
+            self._rollback()
+            self._fail(unit.work, unit.message)
+        elif isinstance(unit, tuple):
+            self.duplicates.append(unit[1])
+            self.reports.append(unit[1])
+        elif any(work.no in self.dead for work in unit.files):
+            keep = {work.no for work in unit.files if work.no not in self.dead}
+            if keep:
+                self._write(_part(unit, keep))
+        else:
+            self._write(unit)
+
+    def _write(self, batch: _Batch) -> None:
+        if not self.in_txn:
+            self.con.begin()
+            self.in_txn = True
+            run_script(self.scratch, "ingest/txn_seen")
+        for work in batch.files:
+            self.files.setdefault(work.no, work)
+        if not batch.streamed:
+            self.open.append(batch)
+        self.ending.extend(batch.ending)
+        try:
+            self._load_batch(batch)
+            if batch.commit:
+                self._insert_sources(self.ending)
+                self.con.commit()
+        except duckdb.InterruptException:
+            raise  # Ctrl-C while DuckDB ran: `ingest_paths` rolls back and says what was done
+        except duckdb.Error as exc:
+            self._failed_write(exc)
+            return
+        if batch.commit:
+            self.in_txn = False
+            ending, self.ending, self.open, self.files = self.ending, [], [], {}
+            for work in ending:
+                self._done(work.report, work.size)
+        elif self.progress is not None:
+            for work in batch.files:
+                work.report.status = "loading"
+                self.progress(work.report, 0)
+                work.report.status = "loaded"
+
+    def _failed_write(self, exc: duckdb.Error) -> None:
+        """A batch the store refused. Out of memory: each file of the transaction is tried alone,
+        and a file that still fails is reported; anything else (a full disk) stops the ingest."""
+        batches, files = self.open, list(self.files.values())
+        self._rollback()
+        if not _out_of_memory(exc):
+            # The store refused a write (a full disk, a file size limit): the files of this
+            # transaction are rolled back, those before stay committed, the rest are not tried.
+            who = (f"{files[0].source.uri}: not loaded" if len(files) == 1 else
+                   f"{files[0].source.uri} and {len(files) - 1:,} more files: not loaded")
+            them = "it" if len(files) == 1 else "them"
+            raise StoreError(f"{who}, the store could not be written ({_first_line(exc)}); "
+                             f"the files before {them} are stored") from None
+        for work in files:
+            if len(files) > 1 and not any(b.streamed for b in batches):
+                self._retry_alone(work, batches, exc)
+            else:
+                self._fail(work, _memory_message(work, exc))
+
+    def _retry_alone(self, work: _File, batches: list[_Batch], first: duckdb.Error) -> None:
+        alone = [_part(b, {work.no}) for b in batches if work in b.files]
+        if work not in alone[-1].ending:
+            # its last records are in a batch still to come: it fails, and that batch loses it
+            self._fail(work, _memory_message(work, first))
+            return
+        work.report.added = work.report.skipped = work.report.quarantined = 0
+        try:
+            self.con.begin()
+            self.in_txn = True
+            run_script(self.scratch, "ingest/txn_seen")
+            for part in alone:
+                self._load_batch(part)
+            self._insert_sources([work])
+            self.con.commit()
+            self.in_txn = False
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as exc:
+            self._rollback()
+            if not _out_of_memory(exc):
+                raise StoreError(f"{work.source.uri}: not loaded, the store could not be written "
+                                 f"({_first_line(exc)})") from None
+            self._fail(work, _memory_message(work, exc))
+            return
+        self._done(work.report, work.size)
+
+    def _fail(self, work: _File, message: str) -> None:
+        self.dead.add(work.no)
+        work.report.status, work.report.message = "failed", message
+        work.report.added = work.report.skipped = work.report.quarantined = 0
+        self._done(work.report, work.size)
+
+    def _done(self, report: FileReport, size: int = 0) -> None:
+        self.reports.append(report)
+        if self.progress is not None:
+            self.progress(report, size)
+
+    def _rollback(self) -> None:
+        """Roll back the open transaction, unless a failed commit (or a fatal error) ended it."""
+        self.open, self.ending, self.files = [], [], {}
+        if not self.in_txn:
+            return
+        self.in_txn = False
+        try:
+            self.con.rollback()
+        except duckdb.Error:
+            pass
+
+    def interrupted(self, total: int) -> Interrupted:
+        """Roll back what is open; the one-line summary of what was completed (docs/trace-format.md §6)."""
+        self._rollback()
+        done = [r for r in self.reports if r.status != "loading"]
+        loaded = sum(1 for r in done if r.status == "loaded")
+        added = sum(r.added for r in done if r.status == "loaded")
+        return Interrupted(f"interrupted: {len(done):,} of {total:,} files done ({loaded:,} loaded, "
+                           f"{added:,} episodes added); the other {total - len(done):,} were not loaded")
+
+    def finish(self) -> list[FileReport]:
+        """Reports of files whose content was an earlier input's, now that it is settled."""
+        duplicate = {id(d) for d in self.duplicates}
+        by_path = {r.path: r for r in self.reports if id(r) not in duplicate}
+        for dup in self.duplicates:
+            first = by_path.get(dup.message or "")
+            dup.message = None
+            if first is None or first.status != "loaded":
+                dup.status = "failed"
+                dup.message = f"{dup.path}: the same content as {first.path if first else '?'}, which was not loaded"
+            else:
+                dup.format, dup.skipped = first.format, first.added + first.skipped
+            if self.progress is not None:
+                self.progress(dup, 0)
+        return self.reports
+
+    # -- one batch --
+
+    def _insert_sources(self, ending: list[_File]) -> None:
+        if not ending:
+            return
+        if self.replace:
+            for work in ending:
+                run_script(self.con, "ingest/forget_source",
+                           {"content_hash": work.source.content_hash, "source_uri": work.source.uri})
+        insert_arrow(self.con, "sources", {
+            "source_uri": [w.source.uri for w in ending],
+            "content_hash": [w.source.content_hash for w in ending],
+            "format": [w.format for w in ending],
+            "episodes": [w.report.added for w in ending],
+            "quarantined": [w.report.quarantined for w in ending],
+            "ingested_at": [self.ingested_at] * len(ending),
+            "file_size": [w.source.stat[0] if w.source.stat else None for w in ending],
+            "file_mtime_ns": [w.source.stat[1] if w.source.stat else None for w in ending],
+        })
+
+    def _load_batch(self, batch: _Batch) -> None:
+        rejected = list(batch.quarantine)
+        by_no = {work.no: work for work in batch.files}
+        if batch.table.num_rows:
+            rejected.extend(self._stage(batch, by_no))
+        if rejected:
+            rejected.sort(key=lambda q: (q[0], q[1]))
+            insert_arrow(self.con, "quarantine", {
+                "source_uri": [by_no[q[0]].source.uri for q in rejected],
+                "line": [q[1] for q in rejected],
+                "reason": [q[2] for q in rejected],
+                "raw": [q[3] for q in rejected],
+                "ingested_at": [self.ingested_at] * len(rejected),
+            })
+            for q in rejected:
+                by_no[q[0]].report.quarantined += 1
+
+    def _stage(self, batch: _Batch, by_no: dict[int, _File]) -> list[tuple[int, int, str, str | None]]:
         scratch = self.scratch
         scratch.register("stage_raw", batch.table)
         run_script(scratch, "ingest/stage")
@@ -284,19 +893,20 @@ class _FileLoader:
         rejected = []
         replaced = []
         decisions = scratch.execute(
-            "SELECT line, eid, action, reason, first_line FROM stage_decide WHERE action <> 'add'"
+            "SELECT line, file_no, src_line, eid, action, reason, first_line FROM stage_decide "
+            "WHERE action <> 'add'"
         ).fetchall()
-        for line, eid, action, reason, first_line in decisions:
+        for line, no, src_line, eid, action, reason, first_line in decisions:
             raw = _raw_text(batch.canonical[line])
             if action == "bad":
-                rejected.append((line, reason, raw))
+                rejected.append((no, src_line, reason, raw))
             elif action == "skip":
-                self.report.skipped += 1
+                by_no[no].report.skipped += 1
             elif action == "conflict":
-                rejected.append((line, f"episode_id {eid!r} is already stored with different content "
-                                 "(use --replace to replace it)", raw))
+                rejected.append((no, src_line, f"episode_id {eid!r} is already stored with different "
+                                 "content (use --replace to replace it)", raw))
             elif action == "conflict_file":
-                rejected.append((line, f"episode_id {eid!r} appears earlier in this file "
+                rejected.append((no, src_line, f"episode_id {eid!r} appears earlier in this file "
                                  f"(line {first_line}) with different content", raw))
             elif action == "replace":
                 replaced.append(eid)
@@ -305,14 +915,16 @@ class _FileLoader:
         run_script(scratch, "ingest/pairs")
         self._pair_sequentially()
         for table in ROW_TABLES:
-            statement, params = _bound(f"ingest/rows/{table}", self.params)
+            statement, params = _bound(f"ingest/rows/{table}", {"ingested_at": self.ingested_at})
             rows = scratch.sql(statement, params=params).to_arrow_table()
             self.con.register(f"batch_{table}", _read_once(rows))
             del rows  # the stream alone holds the batches now
-        run_script(self.con, "ingest/insert", self.params)
+        run_script(self.con, "ingest/insert")
         for table in ROW_TABLES:
             self.con.unregister(f"batch_{table}")
-        self.report.added += scratch.execute("SELECT count(*) FROM stage_keep").fetchall()[0][0]
+        for no, added in scratch.execute(
+                "SELECT file_no, count(*) FROM stage_keep GROUP BY file_no").fetchall():
+            by_no[no].report.added += added
         return rejected
 
     def _pair_sequentially(self) -> None:
@@ -338,6 +950,36 @@ class _FileLoader:
                          {"line": out_line, "call_idx": out_call, "result_idx": out_result})
 
 
+def _part(batch: _Batch, nos: set[int]) -> _Batch:
+    """The records and quarantined lines of the files `nos` of a sealed batch, as a batch."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    part = _Batch(files=[w for w in batch.files if w.no in nos], ending=[w for w in batch.ending if w.no in nos],
+                  quarantine=[q for q in batch.quarantine if q[0] in nos], commit=batch.commit,
+                  streamed=batch.streamed)
+    keep = [n in nos for n in batch.file_nos]
+    part.file_nos = [n for n in batch.file_nos if n in nos]
+    part.canonical = [c for c, k in zip(batch.canonical, keep, strict=True) if k]
+    table = batch.table.filter(pc.is_in(batch.table["file_no"], pa.array(sorted(nos), pa.int64())))
+    part.table = table.set_column(0, "line", pa.array(range(table.num_rows), pa.int64()))
+    return part
+
+
+def _memory_message(work: _File, exc: duckdb.Error) -> str:
+    return (f"{work.source.uri}: not loaded, DuckDB ran out of memory ({_first_line(exc)}); "
+            "raise TRACELAB_MEMORY_LIMIT or split the file")
+
+
+def _out_of_memory(exc: duckdb.Error) -> bool:
+    return isinstance(exc, duckdb.OutOfMemoryException) or "out of memory" in str(exc).lower()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
 ROW_TABLES = ("episodes", "steps", "tool_calls", "tool_definitions")
 """The tables a batch writes, each from `sql/ingest/rows/<table>.sql`."""
 
@@ -351,7 +993,7 @@ def _bound(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def _read_once(table: Any) -> Any:
     """`table` as a stream whose batches are dropped as they are read.
 
-    A view registered inside the file's transaction lives until commit, and so does what it
+    A view registered inside the transaction lives until commit, and so does what it
     holds: a stream that has been read holds nothing.
     """
     import pyarrow as pa
@@ -365,93 +1007,28 @@ def _read_once(table: Any) -> Any:
     return pa.RecordBatchReader.from_batches(table.schema, drain())
 
 
-@dataclass
-class _Batch:
-    """Prepared records of one batch, plus the adapter's quarantined ones."""
-
-    lines: list[int] = field(default_factory=list)
-    records: list[Prepared] = field(default_factory=list)
-    canonical: dict[int, bytes] = field(default_factory=dict)
-    quarantine: list[tuple[int, str, str | None]] = field(default_factory=list)
-    size: int = 0
-    vector_size: int = 0
-    """Bytes of the records in the batch's last (partial) DuckDB vector."""
-    table: Any = None
-    """The records as Arrow (`sealed`), in chunks: DuckDB scans one chunk per thread."""
-
-    def sealed(self) -> _Batch:
-        """The batch with its Arrow table built (in the parsing thread) and its records dropped."""
-        import pyarrow as pa
-
-        records = self.records
-        table = pa.table({
-            "line": pa.array(self.lines, pa.int64()),
-            "doc": pa.array([r.head for r in records], pa.string()),
-            "steps": pa.array([r.steps for r in records], pa.string()),
-            "n_steps": pa.array([r.n_steps for r in records], pa.int32()),
-            "tools": pa.array([r.tools for r in records], pa.string()),
-            "hash": pa.array([hashlib.sha256(r.canonical).hexdigest() for r in records], pa.string()),
-        })
-        self.table = pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_RECORDS), table.schema)
-        self.records = []
-        return self
-
-
-def _batches(items: Iterator[tuple[int, dict[str, Any]] | Quarantined]) -> Iterator[_Batch]:
-    batch = _Batch()
-    for item in items:
-        if isinstance(item, Quarantined):
-            batch.quarantine.append((item.line, item.reason, _raw_text(item.raw)))
-            continue
-        line, record = item
-        try:
-            prepared = prepare(record)
-        except TypeError as exc:  # orjson.JSONEncodeError included
-            batch.quarantine.append((line, f"cannot be serialised: {exc}", None))
-            continue
-        size = prepared.size
-        if len(prepared.canonical) > VECTOR_BYTES:
-            batch.quarantine.append((line, f"the record is {len(prepared.canonical):,} bytes of JSON; records over "
-                                     f"{VECTOR_BYTES >> 20} MiB are not loaded",
-                                     _raw_text(prepared.canonical)))
-            continue
-        if len(batch.lines) % VECTOR_ROWS == 0:
-            batch.vector_size = 0
-        if batch.vector_size + size > VECTOR_BYTES:
-            yield batch.sealed()
-            batch = _Batch()
-        batch.lines.append(line)
-        batch.records.append(prepared)
-        batch.canonical[line] = prepared.canonical
-        batch.size += size
-        batch.vector_size += size
-        if len(batch.lines) >= BATCH_RECORDS or batch.size >= BATCH_BYTES:
-            yield batch.sealed()
-            batch = _Batch()
-    yield batch.sealed()
-
-
-def _in_background(batches: Iterator[_Batch]) -> Iterator[_Batch]:
-    """Produce batches in a thread, one ahead: DuckDB releases the GIL while it runs SQL."""
-    slots: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
+def _in_background(units: Iterator[Unit]) -> Iterator[Unit]:
+    """Produce units in a thread, one ahead: DuckDB releases the GIL while it runs SQL."""
+    slots: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
     stop = threading.Event()
 
     def produce() -> None:
         try:
-            for batch in batches:
-                while not stop.is_set():
-                    try:
-                        slots.put(("batch", batch), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
+            with _collector_paused():
+                for unit in units:
+                    while not stop.is_set():
+                        try:
+                            slots.put(("unit", unit), timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
             slots.put(("done", None))
         except BaseException as exc:  # handed to the consumer, raised there
             slots.put(("error", exc))
 
-    worker = threading.Thread(target=produce, name="tracelab-parse", daemon=True)
+    worker = threading.Thread(target=produce, name="tracelab-read", daemon=True)
     worker.start()
     try:
         while True:
@@ -472,37 +1049,52 @@ def _in_background(batches: Iterator[_Batch]) -> Iterator[_Batch]:
 
 def ingest_paths(
     con: duckdb.DuckDBPyConnection,
-    paths: Sequence[str | os.PathLike[str]],
+    paths: Sequence[str | os.PathLike[str] | Input],
     *,
     format: str = "auto",
     replace: bool = False,
     progress: Callable[[FileReport, int], None] | None = None,
 ) -> IngestReport:
-    """Ingest files, folders and globs into the store behind `con`, one transaction per file.
+    """Ingest files, folders and globs into the store behind `con`; each file wholly or not at all.
 
     Args:
         con: a read-write connection to a bootstrapped store.
         paths: files, folders (read recursively) and glob patterns.
         format: ``auto`` or a format name (`tracelab formats`).
-        replace: replace stored episodes whose content differs, instead of quarantining.
-        progress: called after each file with its report and its size in bytes.
+        replace: read files again even when their content hash is recorded, and replace
+            stored episodes whose content differs, instead of quarantining.
+        progress: called after each file with its report and its size in bytes (and, between
+            the batches of a large file, with its report in status ``loading``).
 
     Returns:
-        The per-file reports. A file that cannot be read to its end is rolled back
-        and reported with status ``failed``; the other files still load.
+        The per-file reports, in input order. A file that cannot be read to its end, or that
+        DuckDB runs out of memory loading, is rolled back and reported with status ``failed``;
+        the other files still load.
+
+    Raises:
+        Interrupted: Ctrl-C (or SIGTERM, turned into it by the CLI); the store holds exactly
+            the files reported done.
+        StoreError: the store refused a write (a full disk); the files before are stored.
     """
-    files = expand_paths(paths)
+    inputs = scan_inputs(paths)
     forced = None if format == "auto" else get_format(format)
-    candidates = all_formats()
-    report = IngestReport()
+    run_script(con, "ingest/sources_stat")
     with _staging_connection(con) as scratch, _collector_paused():
-        for path in files:
-            source = Source(path)
-            file_report = _ingest_one(con, scratch, source, forced, candidates, replace)
-            report.files.append(file_report)
-            if progress is not None:
-                progress(file_report, source.size)
-    return report
+        lookup = con.cursor()
+        writer = _Writer(con, scratch, replace, progress)
+        reader = _Reader(lookup, inputs, forced, replace)
+        try:
+            for unit in _in_background(reader.units()):
+                writer.take(unit)
+        except BaseException as exc:
+            if isinstance(exc, duckdb.InterruptException) or is_interrupt(exc):
+                raise writer.interrupted(len(inputs)) from None
+            writer._rollback()
+            raise
+        finally:
+            lookup.close()
+        reports = writer.finish()
+    return IngestReport(sorted(reports, key=lambda r: reader.order[id(r)]))
 
 
 @contextmanager
@@ -524,7 +1116,7 @@ def _collector_paused() -> Iterator[None]:
 
 @contextmanager
 def _staging_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A second connection to the store for staging batches (see `_FileLoader`)."""
+    """A second connection to the store for staging batches (see the module docstring)."""
     scratch = con.cursor()
     try:
         # it reads timestamps without an offset as the store's connection does
@@ -534,57 +1126,3 @@ def _staging_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckD
         yield scratch
     finally:
         scratch.close()
-
-
-def _ingest_one(con: duckdb.DuckDBPyConnection, scratch: duckdb.DuckDBPyConnection, source: Source,
-                forced: ModuleType | None, candidates: list[ModuleType], replace: bool) -> FileReport:
-    try:
-        known = con.execute(
-            "SELECT format, episodes FROM sources WHERE content_hash = ? LIMIT 1",
-            [source.content_hash],
-        ).fetchall()
-        if known:
-            return FileReport(source.uri, known[0][0], skipped=known[0][1],
-                              status="already-ingested")
-        module = forced or detect_format(source, candidates)
-    except DataError as exc:
-        return FileReport(source.uri, status="failed", message=str(exc))
-    except OSError as exc:
-        return FileReport(source.uri, status="failed", message=f"{source.uri}: {exc.strerror or exc}")
-    if module is None:
-        tried = ", ".join(m.name for m in candidates)
-        return FileReport(source.uri, status="not-a-trace",
-                          message=f"{source.uri}: no format claims this file (tried {tried})")
-    ingested_at = datetime.now(timezone.utc)
-    con.begin()
-    try:
-        loader = _FileLoader(con, scratch, source, module.name, replace, ingested_at)
-        file_report = loader.load(module.episodes(source))
-        con.execute(
-            "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)",
-            [source.uri, source.content_hash, module.name, file_report.added,
-             file_report.quarantined, ingested_at],
-        )
-        con.commit()
-        return file_report
-    except DataError as exc:
-        _rollback(con)
-        return FileReport(source.uri, module.name, status="failed", message=str(exc))
-    except duckdb.Error as exc:
-        # The store refused a write (a full disk, a file size limit): this file is rolled
-        # back, the files before it stay committed, and the rest are not attempted.
-        _rollback(con)
-        reason = str(exc).strip().splitlines()[0]
-        raise StoreError(f"{source.uri}: not loaded, the store could not be written ({reason}); "
-                         "the files before it are stored") from None
-    except BaseException:
-        _rollback(con)
-        raise
-
-
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
-    """Roll back the file's transaction, unless a failed commit (or a fatal error) already ended it."""
-    try:
-        con.rollback()
-    except duckdb.Error:
-        pass

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from tracelab.errors import StoreError, UsageError
+from tracelab.errors import Interrupted, StoreError, UsageError, is_interrupt
 from tracelab.sqlfiles import load_sql, run_script, sql_dir
 
 if TYPE_CHECKING:
     import polars as pl
 
     from tracelab.effects import Effects
-    from tracelab.ingest import FileReport, IngestReport
+    from tracelab.ingest import FileReport, IngestReport, Input
 
 SCHEMA_VERSION = "1"
 DEFAULT_STORE = "tracelab.duckdb"
@@ -70,7 +72,7 @@ class Store:
         """Close the connection (idempotent)."""
         self.con.close()
 
-    def ingest(self, paths: Sequence[str | os.PathLike[str]], format: str = "auto", *,
+    def ingest(self, paths: Sequence[str | os.PathLike[str] | Input], format: str = "auto", *,
                replace: bool = False,
                progress: Callable[[FileReport, int], None] | None = None) -> IngestReport:
         """Load trace files, folders or globs (see `tracelab.ingest.ingest_paths`)."""
@@ -138,10 +140,43 @@ class Store:
                        else "the store is open read-only (`tracelab sql --write` allows writes)")
                 raise UsageError(f"{kind} statements are refused: {fix}")
 
-    def export(self, folder: str | os.PathLike[str]) -> dict[str, int]:
-        """Write the store as a Parquet dataset (Hive-partitioned by `ep_bucket`); rows per table."""
+    def export(self, folder: str | os.PathLike[str], *, overwrite: bool = False) -> dict[str, int]:
+        """Write the store as a Parquet dataset (Hive-partitioned by `ep_bucket`); rows per table.
+
+        Atomic: the dataset is written beside `folder` and put in its place at the end, so an
+        export never mixes with an earlier one, and an interrupted export leaves the earlier one
+        (or none). A `folder` that is not empty is replaced only with `overwrite`, and only when
+        it holds nothing but an earlier export.
+
+        Raises:
+            UsageError: `folder` is not empty and `overwrite` is off, or holds other files.
+            Interrupted: Ctrl-C (or SIGTERM); `folder` is as it was.
+        """
         out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
+        existing = _export_entries(out)
+        if existing:
+            if not overwrite:
+                raise UsageError(f"{out} is not empty; export into a new or empty folder, or pass "
+                                 "--overwrite to replace the export it holds")
+            foreign = sorted(name for name in existing if name not in TABLES)
+            if foreign:
+                raise UsageError(f"{out} holds files that are not a tracelab export ({foreign[0]}); "
+                                 "--overwrite only replaces an earlier export")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.export-", dir=out.parent))
+        try:
+            counts = self._write_parquet(staging)
+            _swap_in(staging, out)
+        except BaseException as exc:
+            if not is_interrupt(exc):
+                raise
+            raise Interrupted(f"interrupted: the export to {out} was not written; "
+                              f"{'the earlier export is as it was' if existing else 'nothing was written'}") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return counts
+
+    def _write_parquet(self, out: Path) -> dict[str, int]:
         counts: dict[str, int] = {}
         for table in TABLES:
             target = str(out / table)
@@ -156,8 +191,7 @@ class Store:
             elif table in PARTITIONED:
                 self.con.execute(
                     f"COPY (SELECT *, (hash(episode_id) % 16)::INTEGER AS ep_bucket FROM {table}) "
-                    f"TO '{_sql_path(target)}' (FORMAT parquet, PARTITION_BY (ep_bucket), "
-                    "OVERWRITE_OR_IGNORE true)"
+                    f"TO '{_sql_path(target)}' (FORMAT parquet, PARTITION_BY (ep_bucket))"
                 )
             else:
                 Path(target).mkdir(exist_ok=True)
@@ -174,6 +208,26 @@ def _readable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
     return relation.project(", ".join(
         f"CAST({quote_identifier(name)} AS VARCHAR) AS {quote_identifier(name)}" if str(kind) == "VARIANT"
         else quote_identifier(name) for name, kind in zip(relation.columns, relation.types, strict=True)))
+
+
+def _export_entries(folder: Path) -> list[str]:
+    """The names in `folder` (none when it does not exist)."""
+    if not folder.exists():
+        return []
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is a file; export into a folder")
+    return [entry.name for entry in folder.iterdir()]
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Put the written dataset at `out`: renames on one file system, the old export removed last."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.rename(out, old)
+    os.rename(staging, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _sql_path(path: str) -> str:

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 from click.testing import CliRunner
 
@@ -93,7 +92,10 @@ def test_kill_during_ingest_leaves_only_completed_files(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "tracelab", "ingest", str(small), str(big), "--store", str(store)],
                             stderr=subprocess.PIPE, text=True)
     assert proc.stderr.readline().startswith(f"loaded {small}")
-    time.sleep(1.5)  # the big file takes several seconds; kill it in the middle
+    # kill only once a batch of the big file is staged and written into its open transaction
+    # (a per-batch commit would then leave those rows behind)
+    staged = proc.stderr.readline()
+    assert staged.startswith(f"loading {big} (native): 20000 added so far"), staged
     assert proc.poll() is None, "the big file finished before the kill; make it bigger"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -104,3 +106,45 @@ def test_kill_during_ingest_leaves_only_completed_files(tmp_path):
         assert reopened.sql("SELECT count(*) FROM steps").item() == 0
         again = reopened.ingest([big])
     assert again.added == 120_000
+
+
+def test_ctrl_c_during_ingest_exits_130_with_one_line_and_keeps_the_completed_files(tmp_path):
+    small = tmp_path / "a_small.jsonl"
+    small.write_text(json.dumps(episode("small-1")) + "\n")
+    big = tmp_path / "b_big.jsonl"
+    step = {"kind": "tool_call", "name": "lookup", "args": {"q": "x" * 300}}
+    with big.open("w") as fh:
+        for i in range(60_000):
+            fh.write(json.dumps(episode(f"big-{i}", step, {"kind": "assistant", "text": "ok"})) + "\n")
+    store = tmp_path / "s.duckdb"
+    proc = subprocess.Popen([sys.executable, "-m", "tracelab", "ingest", str(small), str(big), "--store", str(store)],
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline().startswith(f"loaded {small}")
+    assert proc.stderr.readline().startswith(f"loading {big}")  # a batch of it is in the open transaction
+    os.kill(proc.pid, signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=120) == 130, rest
+    assert "Traceback" not in rest and "Aborted" not in rest
+    assert rest.strip().splitlines()[-1].endswith(
+        "interrupted: 1 of 2 files done (1 loaded, 1 episodes added); the other 1 were not loaded")
+
+    with open_store(store) as reopened:
+        assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("small-1",)]
+        assert reopened.sql("SELECT source_uri FROM sources").rows() == [(str(small),)]
+
+
+def test_a_named_file_no_format_claims_exits_2_after_the_others_load(tmp_path):
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(episode("g")) + "\n")
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"hello": "world"}\n')
+    store = tmp_path / "s.duckdb"
+
+    named = CliRunner().invoke(cli, ["ingest", str(good), str(notes), "--store", str(store), "-q"])
+    in_folder = CliRunner().invoke(cli, ["ingest", str(tmp_path), "--store", str(tmp_path / "t.duckdb"), "-q"])
+
+    assert named.exit_code == 2  # formats.md, Auto-detection
+    assert f"{notes}: no format claims this file (named on the command line)" in named.output
+    assert in_folder.exit_code == 0  # found in a folder: reported and counted, not an error
+    with open_store(store) as reopened:
+        assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("g",)]

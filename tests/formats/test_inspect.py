@@ -507,3 +507,24 @@ def test_any_sample_gives_an_episode_or_a_record_error(events, messages, extra) 
         return
     assert ep["episode_id"] == "ev1:1:1"
     assert all(isinstance(step, dict) and "kind" in step for step in ep["steps"])
+
+
+@pytest.mark.parametrize("zstd_samples", [False, True])
+def test_an_archive_entry_over_the_record_limit_is_quarantined_unread(store, tmp_path: Path, monkeypatch,
+                                                                      zstd_samples: bool) -> None:
+    # an .eval zip bomb: entries are read one at a time, and one past the limit is never inflated
+    log = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    log["samples"][1]["metadata"] = {"blob": "b" * 3_000_000}
+    archive = write_eval(tmp_path / "bomb.eval", log, zstd_samples=zstd_samples)
+    monkeypatch.setattr(inspect_log, "RECORD_LIMIT", 2_000_000)
+    inflated = []
+    real_read = zipfile.ZipFile.read
+    monkeypatch.setattr(zipfile.ZipFile, "read", lambda self, info, *a: (
+        inflated.append(getattr(info, "filename", info)), real_read(self, info, *a))[1])
+
+    report = store.ingest([archive], format="inspect")
+
+    [(line, reason)] = store.sql("SELECT line, reason FROM quarantine WHERE reason LIKE '%MiB%'").rows()
+    assert line == 2 and reason.startswith("samples/") and reason.endswith(
+        " bytes of JSON; records over 256 MiB are not loaded")
+    assert report.added == 2 and not any(name == reason.split(":")[0] for name in inflated)

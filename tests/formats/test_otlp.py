@@ -627,3 +627,23 @@ def test_native_samples_and_a_generated_corpus_round_trip_through_otlp(tmp_path:
     emitted = _ingest(tmp_path, "otlp", [orjson.dumps(to_otlp(e)) + b"\n" for e in episodes], "otlp")
     assert len(native) > 500
     assert emitted == native
+
+
+def test_overlapping_tool_spans_sharing_a_call_id_each_pair_with_their_own_call(store, tmp_path) -> None:
+    # the outer transfer runs 110-400 ms and succeeds; the inner audit, same call id, fails at 150 ms
+    # (by the sequential rule the inner result would pair with the outer call: a failed transfer)
+    path = tmp_path / "overlap.jsonl"
+    path.write_text(json.dumps(record(
+        tool("a000000000000002", 110, 400, "transfer", "c1", '{"amount": 5}', "sent"),
+        tool("a000000000000003", 120, 150, "audit", "c1", "{}", status={"code": 2, "message": "denied"}),
+    )) + "\n")
+
+    report = store.ingest([path])
+
+    assert (report.added, report.quarantined) == (1, 0)
+    assert store.sql("SELECT tool_name, call_id, call_step_idx, result_step_idx, status, error, result_text "
+                     "FROM tool_calls ORDER BY call_index").rows() == [
+        ("transfer", "c1", 0, 3, "ok", None, "sent"),
+        ("audit", "c1", 1, 2, "error", "denied", None),
+    ]
+    assert store.sql("SELECT count(*) FROM steps WHERE meta::VARCHAR LIKE '%_tl_%'").item() == 0

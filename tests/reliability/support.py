@@ -72,6 +72,7 @@ class Holder:
             return run_script(con, name, params)
 
         ingest.run_script = pausing
+        ingest.BATCH_RECORDS = 1  # small files share transactions; here, one file per transaction
         with open_store(store_path) as store:
             report = store.ingest(paths)
         print("done", report.added, report.quarantined, flush=True)

@@ -1,6 +1,7 @@
 """`tracelab ingest`."""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -33,7 +34,8 @@ class _Seconds(click.ParamType):
 @click.option("--format", "fmt", default="auto", show_default=True,
               help="Input format name (see `tracelab formats`), or auto to detect per file.")
 @click.option("--replace", is_flag=True,
-              help="Replace stored episodes whose content differs instead of quarantining the new one.")
+              help="Read files again even when their content hash is recorded, and replace stored "
+                   "episodes whose content differs instead of quarantining the new one.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines.")
 @click.option("--wait", type=_Seconds(), is_flag=False, flag_value=DEFAULT_WAIT, default=0.0,
               metavar="[SECONDS]",
@@ -47,45 +49,60 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
     Prints episodes added, skipped (already ingested) and quarantined. Bad records
     go to the `quarantine` table; the valid records of the same file still load.
     """
-    from tracelab.ingest import expand_paths
+    from tracelab.ingest import scan_inputs
     from tracelab.store import open_store
 
-    files = expand_paths(paths)
-    if not files:
+    inputs = scan_inputs(paths)
+    if not inputs:
         raise UsageError(f"no files found in {', '.join(paths)}")
     with open_store(store_path, wait=wait) as store:
-        report = _run_with_progress(store, list(paths), fmt, replace, quiet, sum(f.stat().st_size for f in files))
+        report = _run_with_progress(store, inputs, fmt, replace, quiet)
         _print_report(report, quiet)
     if report.failed:
-        raise DataError(f"{len(report.failed)} file(s) could not be read to the end and loaded nothing")
-    if report.count("not-a-trace") == len(report.files):
+        raise DataError(f"{len(report.failed)} file(s) were not loaded: see the failed lines above")
+    if report.count("not-a-trace") + report.count("not-a-file") == len(report.files):
         raise UsageError(f"no trace files found in {', '.join(paths)}: no format claims any of them")
+    named = {str(p) for p in paths if os.path.isfile(p)}
+    unclaimed = [f.path for f in report.files if f.status == "not-a-trace" and f.path in named]
+    if unclaimed:  # docs/formats.md, Auto-detection: a file named on the command line must be a trace
+        raise UsageError(f"{unclaimed[0]}: no format claims this file (named on the command line); "
+                         "give its format with --format, or leave it out")
 
 
-def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type: ignore[no-untyped-def]
+def _run_with_progress(store, inputs, fmt, replace, quiet):  # type: ignore[no-untyped-def]
     if quiet:
-        return store.ingest(paths, fmt, replace=replace)
+        return store.ingest(inputs, fmt, replace=replace)
     if not sys.stderr.isatty():
-        return store.ingest(paths, fmt, replace=replace, progress=_file_line)
+        return store.ingest(inputs, fmt, replace=replace, progress=_file_line)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
-        task = bar.add_task("ingest", total=total_bytes)
-        return store.ingest(paths, fmt, replace=replace,
+        task = bar.add_task("ingest", total=sum(_size(i.path) for i in inputs if i.skip is None))
+        return store.ingest(inputs, fmt, replace=replace,
                             progress=lambda _report, size: bar.advance(task, size))
 
 
-def _file_line(report, _size: int) -> None:  # type: ignore[no-untyped-def]
-    """One line per file as it completes (when stderr is not a terminal)."""
-    if report.status == "loaded":
+def _size(path) -> int:  # type: ignore[no-untyped-def]
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _file_line(report, _bytes: int) -> None:  # type: ignore[no-untyped-def]
+    """One line per file as it completes, and one per batch of a large file while it loads
+    (when stderr is not a terminal)."""
+    if report.status == "loading":
+        click.echo(f"loading {report.path} ({report.format}): {report.added} added so far", err=True)
+    elif report.status == "loaded":
         click.echo(f"loaded {report.path} ({report.format}): {report.added} added, "
                    f"{report.skipped} skipped, {report.quarantined} quarantined", err=True)
 
 
 def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]
     for f in report.files:
-        if f.status in ("failed", "not-a-trace"):
+        if f.status in ("failed", "not-a-trace", "not-a-file"):
             label = "failed" if f.status == "failed" else "skipped"
             click.secho(f"{label}: {f.message}", fg="red" if f.status == "failed" else "yellow", err=True)
         elif not quiet and f.status == "already-ingested":
@@ -95,10 +112,15 @@ def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]
         f"{report.added} episodes added, {report.skipped} skipped (already ingested), "
         f"{report.quarantined} quarantined — {files} file{'s' if files != 1 else ''}"
         f" ({report.count('already-ingested')} already ingested, {report.count('not-a-trace')} not traces,"
-        f" {report.count('failed')} failed)"
+        f"{_not_files(report)} {report.count('failed')} failed)"
     )
     if report.quarantined and not quiet:
         click.echo('see them: tracelab sql "SELECT source_uri, line, reason FROM quarantine"', err=True)
+
+
+def _not_files(report) -> str:  # type: ignore[no-untyped-def]
+    n = report.count("not-a-file")
+    return f" {n} not regular files," if n else ""
 
 
 COMMANDS = [ingest]

@@ -240,13 +240,15 @@ def store_summary(store) -> dict:  # type: ignore[no-untyped-def]
 
 @click.command()
 @click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--overwrite", is_flag=True,
+              help="Replace the earlier export FOLDER holds (written beside it, swapped at the end).")
 @store_option
-def export(folder: str, store_path: str | None) -> None:
+def export(folder: str, overwrite: bool, store_path: str | None) -> None:
     """Write the store as a Parquet dataset (Hive-partitioned), readable as a store with --store FOLDER."""
     from tracelab.store import open_store
 
     with open_store(store_path, read_only=True, create=False) as store:
-        counts = store.export(folder)
+        counts = store.export(folder, overwrite=overwrite)
     click.echo(f"exported to {folder}: " + ", ".join(f"{t} {n:,}" for t, n in counts.items()))
 
 

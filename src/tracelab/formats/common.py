@@ -16,11 +16,20 @@ message is the one-line quarantine reason.
 """
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, dump_json, parse_json, plain_json
+from tracelab.formats.base import (
+    SAMPLE_BYTES,
+    SAMPLE_RECORDS,
+    UNSET,
+    BadJSON,
+    Quarantined,
+    Source,
+    dump_json,
+    parse_json,
+    plain_json,
+)
 
 EPISODE_ID_KEYS = ("episode_id", "id")
 """Top-level keys giving `episode_id`, in order (then `metadata.episode_id`)."""
@@ -49,22 +58,17 @@ def is_json_document(source: Source) -> bool:
     return source.stem_name.endswith(".json")
 
 
-@functools.lru_cache(maxsize=1)
-def _document(path: str, mtime_ns: int, size: int) -> tuple[Any, str | None]:
-    """The parsed `.json` document, cached for the file being detected and read.
+def load_document(source: Source) -> tuple[Any, str | None]:
+    """A `.json` file parsed once per `Source`: ``(document, None)``, or ``(None, reason)``.
 
     Every adapter's `claims` sniffs it, then one adapter reads it: one parse.
     """
-    try:
-        return parse_json(Source(path).read_all()), None
-    except BadJSON as exc:
-        return None, str(exc)
-
-
-def load_document(source: Source) -> tuple[Any, str | None]:
-    """A `.json` file parsed once (cached): ``(document, None)``, or ``(None, reason)``."""
-    stat = source.path.stat()
-    return _document(str(source.path), stat.st_mtime_ns, stat.st_size)
+    if "document" not in source.cache:
+        try:
+            source.cache["document"] = parse_json(source.read_all()), None
+        except BadJSON as exc:
+            source.cache["document"] = None, str(exc)
+    return source.cache["document"]
 
 
 def records(
@@ -79,7 +83,11 @@ def records(
     line 1. ``raw`` is what a quarantine row keeps (see `raw_json`).
     """
     if not is_json_document(source):
+        sampled = source.cache.pop("sampled", {})  # records auto-detection parsed already
         for line, raw in source.lines():
+            if line in sampled:
+                yield line, sampled.pop(line), raw
+                continue
             try:
                 yield line, parse_json(raw), raw
             except BadJSON as exc:
@@ -87,7 +95,7 @@ def records(
         return
     document, error = load_document(source)
     if error is not None:
-        yield Quarantined(1, error, source.read_all())
+        yield Quarantined(1, error, source.head())
     elif isinstance(document, list) and not whole(document):
         for position, element in enumerate(document, start=1):
             yield position, element, raw_json(element)
@@ -105,13 +113,108 @@ def raw_json(value: Any) -> bytes | None:
 
 
 def first_record(source: Source) -> Any:
-    """The record auto-detection sniffs: the first line, or a `.json` file's first element."""
-    if not is_json_document(source):
+    """The record a format's `claims` looks at: the first line, or a `.json` file's first
+    element; during auto-detection, the sampled record being tried (`Source.sniffed`)."""
+    if source.sniffed is not UNSET or not is_json_document(source):
         return source.first_record()
     document, _ = load_document(source)
     if isinstance(document, list):
         return document[0] if document else None
     return document
+
+
+def sample_records(source: Source) -> Sequence[Any]:
+    """What auto-detection looks at (docs/formats.md, Auto-detection): the first `SAMPLE_RECORDS`
+    records that are JSON objects, read from at most the first `SAMPLE_BYTES` of the file; for a
+    `.json` file, its first elements (the objects among them) or the document itself.
+
+    Read lazily: a format that claims the first record costs the parse of that one only.
+    """
+    if is_json_document(source):
+        document, _ = load_document(source)
+        if isinstance(document, list):
+            return [e for e in document[:SAMPLE_RECORDS] if isinstance(e, dict)]
+        return [] if document is None else [document]
+    return _Lazy(_objects(source))
+
+
+def _objects(source: Source) -> Iterator[Any]:
+    taken = read = 0
+    sampled = source.cache.setdefault("sampled", {})
+    for number, line in source.lines(chunk_size=1 << 16):
+        read += len(line)
+        try:
+            record = parse_json(line)
+        except BadJSON:
+            record = None
+        if isinstance(record, dict):
+            sampled[number] = record
+            yield record
+            taken += 1
+        if taken >= SAMPLE_RECORDS or read >= SAMPLE_BYTES:
+            return
+
+
+class _Lazy(Sequence[Any]):
+    """A sequence filled from an iterator as far as it is read."""
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        self._items = items
+        self._seen: list[Any] = []
+        self._done = False
+
+    def _fill(self, n: int) -> None:
+        while not self._done and len(self._seen) < n:
+            try:
+                self._seen.append(next(self._items))
+            except StopIteration:
+                self._done = True
+
+    def __iter__(self) -> Iterator[Any]:
+        index = 0
+        while True:
+            self._fill(index + 1)
+            if index >= len(self._seen):
+                return
+            yield self._seen[index]
+            index += 1
+
+    def __len__(self) -> int:
+        self._fill(SAMPLE_RECORDS)
+        return len(self._seen)
+
+    def __bool__(self) -> bool:
+        self._fill(1)
+        return bool(self._seen)
+
+    def __getitem__(self, index: Any) -> Any:
+        self._fill(SAMPLE_RECORDS)
+        return self._seen[index]
+
+
+_PLAIN_ROLES = frozenset({"system", "developer", "user", "assistant"})
+
+
+def plain_text_only(record: Any) -> bool:
+    """True for a record that holds only plain-text messages: every message-log format reads it
+    alike, so it decides nothing in auto-detection (docs/formats.md)."""
+    if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
+        return False
+    if record.get("tools") is not None or "system" in record:
+        return False
+    for message in record["messages"]:
+        if not isinstance(message, dict) or message.get("role") not in _PLAIN_ROLES:
+            return False
+        if not message.keys() <= {"role", "content", "name"}:
+            return False
+        content = message.get("content")
+        if isinstance(content, list):
+            if not all(isinstance(p, dict) and p.get("type") in TEXT_PART_TYPES and p.keys() <= {"type", "text"}
+                       for p in content):
+                return False
+        elif content is not None and not isinstance(content, str):
+            return False
+    return True
 
 
 def map_records(

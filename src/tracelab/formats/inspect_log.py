@@ -12,10 +12,11 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, BinaryIO
 
 from tracelab.errors import DataError
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import RECORD_LIMIT, BadJSON, Quarantined, Source, parse_json, too_large
 from tracelab.formats.common import (
     Record,
     RecordError,
@@ -93,7 +94,7 @@ def claims(source: Source) -> bool:
     """A `.eval` archive with an eval header, or a `.json` log whose `eval` has task and model."""
     if _is_archive(source):
         try:
-            with zipfile.ZipFile(source.path) as archive:
+            with _archive(source) as archive:
                 return _is_log(_header(archive, source))
         except ARCHIVE_ERRORS:
             return False
@@ -122,33 +123,46 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
 
 
 def _archive_episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
-    """The samples of a `.eval` archive, all read before any is mapped (a bad one loads nothing)."""
+    """The samples of a `.eval` archive, read one at a time (memory follows the largest entry,
+    never the archive); an archive error on any entry fails the whole file (`DataError`)."""
     try:
-        with zipfile.ZipFile(source.path) as archive:
+        with _archive(source) as archive:
             log = _header(archive, source)
-            entries = [
-                (info.filename, _entry(archive, info, source))
-                for info in archive.infolist()
-                if _is_sample_entry(info.filename)
-            ]
+            if not _is_log(log):
+                yield Quarantined(1, "not an Inspect log archive: no eval spec in header.json, "
+                                  "_journal/start.json or start.json")
+                return
+            entries = [info for info in archive.infolist() if _is_sample_entry(info.filename)]
+            for position, info in enumerate(entries, start=1):
+                yield from _sample_entry(log, position, info.filename, _entry(archive, info, source))
     except ARCHIVE_ERRORS as exc:
         raise DataError(
             f"{source.uri}: not a readable .eval archive ({exc}); nothing of it was loaded"
         ) from None
-    if not _is_log(log):
-        yield Quarantined(1, "not an Inspect log archive: no eval spec in header.json, "
-                          "_journal/start.json or start.json")
+
+
+def _sample_entry(log: Any, position: int, entry: str, data: bytes | str,
+                  ) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
+    if isinstance(data, str):
+        yield Quarantined(position, f"{entry}: {data}")
         return
-    for position, (entry, data) in enumerate(entries, start=1):
-        if isinstance(data, str):
-            yield Quarantined(position, f"{entry}: {data}")
-            continue
-        try:
-            sample = parse_json(data)
-        except BadJSON as exc:
-            yield Quarantined(position, f"{entry}: {exc}", data)
-            continue
-        yield _mapped(log, sample, position, entry)
+    try:
+        sample = parse_json(data)
+    except BadJSON as exc:
+        yield Quarantined(position, f"{entry}: {exc}", data)
+        return
+    yield _mapped(log, sample, position, entry)
+
+
+@contextmanager
+def _archive(source: Source) -> Iterator[zipfile.ZipFile]:
+    """The archive, from the bytes already read when the file was small enough to hold."""
+    with _seekable(source) as fh, zipfile.ZipFile(fh) as archive:
+        yield archive
+
+
+def _seekable(source: Source) -> BinaryIO:
+    return source.raw() if source.in_memory else open(source.path, "rb")
 
 
 def _is_sample_entry(entry: str) -> bool:
@@ -175,6 +189,8 @@ def _entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: Source) -> b
     """
     if info.flag_bits & ENCRYPTED:
         raise zipfile.BadZipFile(f"{info.filename} is encrypted")
+    if info.file_size > RECORD_LIMIT:  # never inflated: a zip bomb stops here
+        return too_large(info.file_size)
     if info.compress_type == ZSTD_METHOD:
         return _zstd_entry(info, source)
     try:
@@ -186,7 +202,7 @@ def _entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: Source) -> b
 def _zstd_entry(info: zipfile.ZipInfo, source: Source) -> bytes:
     import zstandard
 
-    with open(source.path, "rb") as fh:
+    with _seekable(source) as fh:
         fh.seek(info.header_offset)
         header = fh.read(30)
         if len(header) < 30 or header[:4] != b"PK\x03\x04":

@@ -33,7 +33,7 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
     if is_json_document(source):
         document, _ = load_document(source)
         if document is not None and not isinstance(document, list):
-            yield Quarantined(1, "a .json file must hold one array of episodes", source.read_all())
+            yield Quarantined(1, "a .json file must hold one array of episodes", source.head())
             return
     for item in records(source):
         if isinstance(item, Quarantined):

@@ -29,6 +29,7 @@ import datetime as dt
 import hashlib
 import heapq
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,7 @@ from typing import Any
 import orjson
 
 from tracelab.errors import DataError
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import CALL_STEP, Quarantined, Source
 from tracelab.formats.common import (
     Record,
     RecordError,
@@ -366,6 +367,19 @@ def _tools(spans: list[Span]) -> list[Record] | None:
     return list(union.values())
 
 
+def _pair_own(steps: list[Step], own: list[tuple[Step, Step]]) -> None:
+    """Mark each tool span's result with the position of the span's own call, where the
+    sequential rule of docs/trace-format.md §2 could pair it otherwise: a call id that several tool
+    spans share (docs/formats.md: a span's result pairs with that span's own call)."""
+    shared = Counter(call.get("call_id") for call, _ in own)
+    if all(n == 1 for n in shared.values()):
+        return
+    position = {id(step): index for index, step in enumerate(steps)}
+    for call, result in own:
+        if shared[call.get("call_id")] > 1:
+            result[CALL_STEP] = position[id(call)]
+
+
 class _Walk:
     """Turns an episode's ordered spans into its steps."""
 
@@ -379,19 +393,24 @@ class _Walk:
 
     def steps(self) -> list[Step]:
         timeline: list[tuple[tuple[int, int, str, int], list[Step]]] = []
+        own: list[tuple[Step, Step]] = []
         for span in self.spans:
             if span.role == TOOL:
-                timeline.append(((span.start, 1, span.span_id, 0), [self._call(span)]))
+                call, result = self._call(span), self._result(span)
+                own.append((call, result))
+                timeline.append(((span.start, 1, span.span_id, 0), [call]))
                 # A result sorts before steps starting at the same time, but after its own call.
                 if span.end > span.start:
                     at = (span.end, 0, span.span_id, 0)
                 else:
                     at = (span.start, 1, span.span_id, 1)
-                timeline.append((at, [self._result(span)]))
+                timeline.append((at, [result]))
             elif span.role == INFERENCE:
                 timeline.append(((span.start, 1, span.span_id, 0), self._inference(span)))
         timeline.sort(key=lambda item: item[0])
-        return [step for _, steps in timeline for step in steps]
+        steps = [step for _, steps in timeline for step in steps]
+        _pair_own(steps, own)
+        return steps
 
     def _call(self, span: Span) -> Step:
         meta = {"span_id": span.span_id, **span.call_meta}
