@@ -43,8 +43,8 @@ def sql_command(query: str | None, query_file: str | None, fmt: str, output: str
     """Run an ad-hoc SQL query over the store (read-only unless --write).
 
     QUERY is the SQL text, or '-' to read it from standard input; `--file FILE` reads it from a
-    file. Tables: episodes, steps, tool_calls, tool_definitions, quarantine, sources,
-    check_runs, check_results; views: executed_writes, transcript; macro:
+    file. Tables: episodes, steps, tool_calls, tool_definitions, tool_effects, quarantine,
+    sources, check_runs, check_results; views: calls, executed_writes, transcript; macro:
     tool_availability('tool').
     """
     from tracelab.store import open_store

@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from tracelab.errors import DataError
-from tracelab.formats.base import CALL_STEP, Quarantined, Source
+from tracelab.formats.base import Quarantined, Source
 from tracelab.formats.common import (
     Record,
     RecordError,
@@ -54,6 +54,7 @@ from tracelab.formats.common import (
     tool_call_step,
     tool_result_step,
 )
+from tracelab.native_keys import CALL_STEP
 
 TOOL = "tool"
 INFERENCE = "inference"

@@ -221,7 +221,7 @@ def where_flags(con: duckdb.DuckDBPyConnection, wheres: list[tuple[str, str]],
 
     The expressions run in a sandbox: an in-memory connection with external access disabled
     and its configuration locked, holding a copy of just the rows and columns of episodes
-    they read (suite.md §7). A `where` that fails on those values is a suite error whose
+    they read (docs/suites.md §7). A `where` that fails on those values is a suite error whose
     message names the case but never quotes the value (it is stored trace text).
 
     Args:
