@@ -103,5 +103,6 @@ CREATE TABLE IF NOT EXISTS check_results (
     episode_id     VARCHAR,
     passed         BOOLEAN,
     exercised      VARCHAR,
-    reason         VARCHAR
+    reason         VARCHAR,
+    step_idx       INTEGER      -- where the failure happened (cli-and-results "Failure location"); NULL: the run as a whole
 );
