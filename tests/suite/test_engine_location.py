@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tests.suite.engine_support import Checker, call, calls, ep
+from tests.suite.engine_support import Checker, call, ep
 from tracelab.suite.families import EXPECT_QUERIES, FAMILIES
 from tracelab.suite.results import CheckResult
 
