@@ -1,4 +1,4 @@
-"""Failure location (cli-and-results.md "Failure location", docs/suites.md §5): the `step_idx`
+"""Failure location (docs/cli.md §6, docs/suites.md §5): the `step_idx`
 of every failed result, per assertion family, on hand-written runs whose deciding step is known.
 
 Every run starts with a user message (idx 0), so a step index is never a call index by chance;

@@ -59,7 +59,7 @@ class CheckResult:
         verdicts: one row per (case, assertion, run): case_id, assertion_id,
             assertion_type, episode_id, passed, exercised (yes/no/unknown), reason, step_idx
             (the step that decides a failure; null on a pass and where the run as a whole
-            decides: cli-and-results.md "Failure location", docs/suites.md).
+            decides: docs/cli.md §6, docs/suites.md §5).
         cases: the checked cases in suite order.
         summary: the counts over all of them.
         strict: whether a run with an `exercised = no` row counted as failed.
