@@ -11,7 +11,8 @@ WITH budget AS MATERIALIZED (
 used AS (
     SELECT episode_id, max(used::DOUBLE) AS most,
            arg_max(used::VARCHAR, used::DOUBLE) AS most_text,
-           list({'idx': idx, 'used': used::DOUBLE}) AS points
+           -- (steps_used, idx) of every numeric budget step, for the failure's location
+           list((used::DOUBLE, idx)) AS points
     FROM budget
     WHERE json_type(used) IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
     GROUP BY episode_id
@@ -19,8 +20,9 @@ used AS (
 r AS (
     SELECT p.unit_id, s.episode_id, p.max, u.most, u.most_text,
            u.most IS NULL OR u.most <= p.max AS passed,
-           CASE WHEN u.most > p.max THEN list_min(list_transform(
-               list_filter(u.points, lambda x: x.used > p.max), lambda x: x.idx)) END AS step_idx
+           -- the first budget step over the limit
+           CASE WHEN u.most > p.max THEN
+               list_min([x[2] FOR x IN u.points IF x[1] > p.max]) END AS step_idx
     FROM p_max_steps p
     JOIN chk_sel s ON s.case_id = p.case_id
     LEFT JOIN used u ON u.episode_id = s.episode_id

@@ -1,7 +1,7 @@
 -- trace_max_steps: the run has at most `max` steps (of `kinds`, when given).
 -- Not exercised when the run has no step (of those kinds). A failure is located at the first
 -- step beyond the limit: the (max + 1)-th step (of those kinds) in idx order.
-WITH r AS (
+WITH r AS MATERIALIZED (
     SELECT p.unit_id, s.episode_id, p.max, p.kinds,
            count(st.idx) FILTER (WHERE p.kinds IS NULL OR list_contains(p.kinds, st.kind)) AS n
     FROM p_trace_max_steps p
