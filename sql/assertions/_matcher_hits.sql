@@ -1,5 +1,5 @@
 -- Every call each tool matcher matches (docs/suites.md §3, §8): chk_hits(matcher_id, episode_id,
--- call_index). A matcher belongs to a case and looks only at that case's runs; it matches a call
+-- call_index, call_step_idx). A matcher belongs to a case and looks only at that case's runs; it matches a call
 -- that any of its branches (any_of) matches. Name: exact or a glob (chk_branch_names), never a
 -- nameless call. status: the listed statuses. args_match: ARG is a top-level key (used even when null),
 -- else a dotted path through objects only (parent_ptrs must all be objects); a string value as
@@ -7,7 +7,7 @@
 -- unparseable args match nothing.
 CREATE OR REPLACE TEMP TABLE chk_hits AS
 WITH candidates AS (
-    SELECT b.matcher_id, b.branch_id, c.episode_id, c.call_index, c.args
+    SELECT b.matcher_id, b.branch_id, c.episode_id, c.call_index, c.call_step_idx, c.args
     FROM p_matcher_branches b
     JOIN p_matchers m ON m.matcher_id = b.matcher_id
     JOIN chk_branch_names n ON n.branch_id = b.branch_id
@@ -48,7 +48,7 @@ args_ok AS (
     GROUP BY ALL
 )
 -- a call two branches match counts once
-SELECT DISTINCT c.matcher_id, c.episode_id, c.call_index
+SELECT DISTINCT c.matcher_id, c.episode_id, c.call_index, c.call_step_idx
 FROM candidates c
 LEFT JOIN args_ok a USING (branch_id, episode_id, call_index)
 WHERE coalesce(a.ok, true);

@@ -3,6 +3,8 @@
 -- one fragment (contains, never LIKE). chk_transcript already holds only the fragments that
 -- can hold some string of either family (the RE2 prefilter of _transcript.sql), and
 -- transcripts repeat their fragments: the exact test runs once per distinct text and string.
+-- step_idx: the step of the run's first fragment holding the string (chk_transcript.pos): NULL
+-- when that is the run's input, or when only its output or error holds it.
 CREATE OR REPLACE TEMP TABLE chk_needle_found AS
 WITH needles AS (
     SELECT unit_id, case_id, lower(needle) AS lneedle FROM p_must_mention
@@ -14,8 +16,9 @@ matched AS (
     FROM (SELECT DISTINCT lneedle FROM needles) n
     JOIN (SELECT DISTINCT ltext FROM chk_transcript) t ON contains(t.ltext, n.lneedle)
 )
-SELECT DISTINCT n.unit_id, s.episode_id
+SELECT n.unit_id, s.episode_id, CASE WHEN min(h.pos) >= 0 THEN min(h.pos) END AS step_idx
 FROM needles n
 JOIN matched m ON m.lneedle = n.lneedle
 JOIN chk_transcript h ON h.ltext = m.ltext
-JOIN chk_sel s ON s.case_id = n.case_id AND s.episode_id = h.episode_id;
+JOIN chk_sel s ON s.case_id = n.case_id AND s.episode_id = h.episode_id
+GROUP BY n.unit_id, s.episode_id;

@@ -34,7 +34,7 @@ WHERE b.tool_re IS NOT NULL;
 -- A call's effect (docs/trace-format.md §6): the suite's override, its recorded effect (step, then
 -- definition), the store's registry.
 CREATE OR REPLACE TEMP TABLE chk_calls AS
-SELECT c.episode_id, c.call_index, c.tool_name, c.args, c.args_text, c.status,
+SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.args, c.args_text, c.status,
        coalesce(o.override, c.effect, o.registry) AS effect
 FROM tool_calls c
 LEFT JOIN chk_names o ON o.name = c.tool_name
@@ -59,7 +59,8 @@ WITH asked AS (
 called AS (
     SELECT episode_id, tool_name AS name, count(*) AS n_calls,
            bool_or(effect = 'write') AS call_write,
-           bool_or(effect = 'write' AND status = 'ok') AS exec_write
+           bool_or(effect = 'write' AND status = 'ok') AS exec_write,
+           min(call_step_idx) FILTER (WHERE effect = 'write' AND status = 'ok') AS exec_write_step
     FROM chk_calls WHERE tool_name IN (SELECT name FROM asked)
     GROUP BY ALL
 ),
@@ -73,7 +74,8 @@ SELECT episode_id, name,
        d.name IS NOT NULL AS defined,
        d.def_effect,
        coalesce(c.call_write, false) AS call_write,
-       coalesce(c.exec_write, false) AS exec_write
+       coalesce(c.exec_write, false) AS exec_write,
+       c.exec_write_step
 FROM called c FULL JOIN defined d USING (episode_id, name);
 
 -- Tool availability by name (docs/trace-format.md §4), from a LEFT JOIN of chk_tools and chk_runs.

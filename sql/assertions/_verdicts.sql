@@ -2,7 +2,8 @@
 -- results as they are; the rules of a sequence_valid entry combine into the entry's result:
 -- passed when every rule passed; exercised `yes` on a failure, `no` when every rule is `no`,
 -- `unknown` when no rule is `yes` and some is `unknown`, else `yes`; the reason joins the
--- failing (or, for no/unknown, the deciding) rules' reasons. Rows come by unit, then run;
+-- failing (or, for no/unknown, the deciding) rules' reasons, and a failure is located at the
+-- earliest step of its failed rules. step_idx is NULL on every pass. Rows come by unit, then run;
 -- tracelab.suite.evaluate names each unit's case and assertion (a join of a few hundred units
 -- costs less there than carrying their strings through the sort).
 WITH rules AS (
@@ -15,13 +16,15 @@ WITH rules AS (
            string_agg(u.label || ': ' || o.reason, '; ' ORDER BY u.unit_id)
                FILTER (WHERE o.exercised = 'no') AS no_reason,
            string_agg(u.label || ': ' || o.reason, '; ' ORDER BY u.unit_id)
-               FILTER (WHERE o.exercised = 'unknown') AS unknown_reason
+               FILTER (WHERE o.exercised = 'unknown') AS unknown_reason,
+           min(o.step_idx) FILTER (WHERE NOT o.passed) AS failed_step
     FROM chk_out o JOIN p_units u ON u.unit_id = o.unit_id
     WHERE u.parent_id IS NOT NULL
     GROUP BY ALL
 ),
 results AS (
-    SELECT o.unit_id, o.episode_id, o.passed, o.exercised, o.reason
+    SELECT o.unit_id, o.episode_id, o.passed, o.exercised, o.reason,
+           CASE WHEN NOT o.passed THEN o.step_idx END AS step_idx
     FROM chk_out o JOIN p_units u ON u.unit_id = o.unit_id
     WHERE u.parent_id IS NULL
     UNION ALL
@@ -29,15 +32,16 @@ results AS (
            CASE WHEN NOT passed THEN 'yes' WHEN all_no THEN 'no'
                 WHEN NOT any_yes THEN 'unknown' ELSE 'yes' END,
            CASE WHEN NOT passed THEN failed_reason WHEN all_no THEN no_reason
-                WHEN NOT any_yes THEN unknown_reason END
+                WHEN NOT any_yes THEN unknown_reason END,
+           failed_step
     FROM rules
     UNION ALL
     -- an entry without rules (lint: ineffective) holds vacuously and cannot fail
-    SELECT u.unit_id, s.episode_id, true, 'no', 'it has no rules'
+    SELECT u.unit_id, s.episode_id, true, 'no', 'it has no rules', NULL
     FROM p_units u JOIN chk_sel s ON s.case_id = u.case_id
     WHERE u.assertion_type = 'sequence_valid' AND u.parent_id IS NULL
       AND NOT EXISTS (SELECT 1 FROM p_units r WHERE r.parent_id = u.unit_id)
 )
-SELECT unit_id, episode_id, passed, exercised, reason
+SELECT unit_id, episode_id, passed, exercised, reason, step_idx
 FROM results
 ORDER BY unit_id, episode_id

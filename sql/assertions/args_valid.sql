@@ -8,7 +8,7 @@ WITH params AS (
     WHERE name IN (SELECT tool FROM p_args_valid WHERE from_definitions)
     GROUP BY ALL
 )
-SELECT p.unit_id, s.episode_id, c.call_index, c.args::VARCHAR AS args, c.args_text,
+SELECT p.unit_id, s.episode_id, c.call_index, c.call_step_idx, c.args::VARCHAR AS args, c.args_text,
        CASE WHEN p.from_definitions THEN d.parameters END AS parameters
 FROM p_args_valid p
 JOIN chk_sel s ON s.case_id = p.case_id

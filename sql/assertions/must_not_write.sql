@@ -2,9 +2,10 @@
 -- exercised (docs/suites.md §5): `no` when the tool is known unavailable, or no call of it resolved
 -- to `write` and its effect (override, else its definition's, else the registry's) is `read`; `yes` when some call
 -- resolved to `write` or it is available with effect `write`; otherwise `unknown`.
+-- A failure is located at the step of the tool's first executed write.
 WITH r AS (
     SELECT p.unit_id, s.episode_id, p.tool,
-           NOT coalesce(t.exec_write, false) AS passed,
+           NOT coalesce(t.exec_write, false) AS passed, t.exec_write_step,
            chk_availability(t.n_calls, t.defined, u.tools_declared) AS availability,
            coalesce(t.call_write, false) AS call_write,
            coalesce(o.override, t.def_effect, o.registry) AS effect
@@ -29,5 +30,6 @@ SELECT unit_id, episode_id, passed,
             WHEN effect = 'read' THEN to_json(tool)::VARCHAR || ' is read-only'
             WHEN availability = 'available' AND effect = 'write' THEN NULL
             ELSE 'neither the availability nor the effect of ' || to_json(tool)::VARCHAR
-                 || ' is recorded' END AS reason
+                 || ' is recorded' END AS reason,
+       CASE WHEN NOT passed THEN exec_write_step END AS step_idx
 FROM r

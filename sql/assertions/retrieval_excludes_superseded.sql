@@ -1,7 +1,7 @@
 -- retrieval_excludes_superseded: no returned item has a non-null superseded_by, and no
 -- superseded chain among a step's candidates is a cycle. Chains are followed with the visited
 -- path (docs/duckdb-notes.md §15); a chain ends where superseded_by leaves the candidate set. Not
--- exercised without a retrieval step.
+-- exercised without a retrieval step. A failure is located at the step its reason names.
 WITH RECURSIVE
 edges AS (
     SELECT DISTINCT episode_id, step_idx, id_key, id_label,
@@ -30,13 +30,15 @@ problems AS (
     FROM chain WHERE cycle
 ),
 bad AS (
-    SELECT episode_id, arg_min(reason, (step_idx, kind, ord, reason)) AS reason
+    SELECT episode_id, arg_min(reason, (step_idx, kind, ord, reason)) AS reason,
+           min(step_idx) AS step_idx
     FROM problems GROUP BY episode_id
 ),
 has_steps AS (SELECT DISTINCT episode_id FROM chk_retrieval_steps)
 SELECT p.unit_id, s.episode_id, b.reason IS NULL AS passed,
        CASE WHEN b.reason IS NULL AND h.episode_id IS NULL THEN 'no' ELSE 'yes' END AS exercised,
-       coalesce(b.reason, CASE WHEN h.episode_id IS NULL THEN 'no retrieval step' END) AS reason
+       coalesce(b.reason, CASE WHEN h.episode_id IS NULL THEN 'no retrieval step' END) AS reason,
+       b.step_idx
 FROM p_retrieval p
 JOIN chk_sel s ON s.case_id = p.case_id
 LEFT JOIN bad b ON b.episode_id = s.episode_id

@@ -1,6 +1,6 @@
 -- retrieval_reports_omissions: every retrieval step has an integer `omitted` and
 -- len(returned) + omitted = len(candidates) (absent lists are []). Not exercised without a
--- retrieval step. The reason names the first failing step.
+-- retrieval step. The reason names the first failing step, and the failure is located there.
 WITH parts AS (
     -- each document parsed once for its three values
     SELECT episode_id, step_idx,
@@ -21,7 +21,8 @@ bad AS (
                         WHEN omitted IS NULL THEN 'omitted is not an integer'
                         ELSE n_returned || ' returned + ' || omitted || ' omitted != '
                              || n_candidates || ' candidates' END
-                   || ' (retrieval step ' || step_idx || ')', step_idx) AS reason
+                   || ' (retrieval step ' || step_idx || ')', step_idx) AS reason,
+           min(step_idx) AS step_idx
     FROM checked
     WHERE omitted IS NULL OR n_returned + omitted <> n_candidates
     GROUP BY episode_id
@@ -29,7 +30,8 @@ bad AS (
 has_steps AS (SELECT DISTINCT episode_id FROM chk_retrieval_steps)
 SELECT p.unit_id, s.episode_id, b.reason IS NULL AS passed,
        CASE WHEN b.reason IS NULL AND h.episode_id IS NULL THEN 'no' ELSE 'yes' END AS exercised,
-       coalesce(b.reason, CASE WHEN h.episode_id IS NULL THEN 'no retrieval step' END) AS reason
+       coalesce(b.reason, CASE WHEN h.episode_id IS NULL THEN 'no retrieval step' END) AS reason,
+       b.step_idx
 FROM p_retrieval p
 JOIN chk_sel s ON s.case_id = p.case_id
 LEFT JOIN bad b ON b.episode_id = s.episode_id

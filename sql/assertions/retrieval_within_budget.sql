@@ -1,6 +1,7 @@
 -- retrieval_within_budget: in every retrieval step with a numeric budget_bytes, the returned
 -- items' content (every occurrence; an id with no candidate has none) sums to at most it, in
--- UTF-8 bytes (strlen). Not exercised without such a step.
+-- UTF-8 bytes (strlen). Not exercised without such a step. A failure is located at the first
+-- step over its budget.
 WITH budget_values AS MATERIALIZED (
     -- each document parsed once (inlined into the type test, the extraction would run once per
     -- listed type)
@@ -22,7 +23,8 @@ used AS (
 over AS (
     SELECT episode_id,
            arg_min('retrieval step ' || step_idx || ' returned ' || bytes
-                   || ' bytes, budget_bytes ' || budget_text, step_idx) AS reason
+                   || ' bytes, budget_bytes ' || budget_text, step_idx) AS reason,
+           min(step_idx) AS step_idx
     FROM used WHERE bytes > budget
     GROUP BY episode_id
 ),
@@ -30,7 +32,8 @@ has_budget AS (SELECT DISTINCT episode_id FROM budgeted)
 SELECT p.unit_id, s.episode_id, o.reason IS NULL AS passed,
        CASE WHEN o.reason IS NULL AND h.episode_id IS NULL THEN 'no' ELSE 'yes' END AS exercised,
        coalesce(o.reason, CASE WHEN h.episode_id IS NULL THEN 'no retrieval step with budget_bytes' END)
-           AS reason
+           AS reason,
+       o.step_idx
 FROM p_retrieval p
 JOIN chk_sel s ON s.case_id = p.case_id
 LEFT JOIN over o ON o.episode_id = s.episode_id

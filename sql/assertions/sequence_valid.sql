@@ -8,12 +8,16 @@
 --                `no` without an m1 call
 --   never_after: no m2 call after the first m1 call; `no` without an m1 call
 --   eventually:  some call among the first `within` matches m1
+-- A failure is located at the offending call's step: before, the first m2 call; after, the
+-- unanswered m1 call; never_after, the forbidden call. eventually: NULL (an absence).
 WITH firsts AS (
-    SELECT matcher_id, episode_id, min(call_index) AS first_call FROM chk_hits GROUP BY ALL
+    SELECT matcher_id, episode_id, min(call_index) AS first_call,
+           arg_min(call_step_idx, call_index) AS first_step
+    FROM chk_hits GROUP BY ALL
 ),
 base AS (
     SELECT p.unit_id, p.rule, p.m1, p.m2, p.within, s.episode_id,
-           f1.first_call AS first1, f2.first_call AS first2,
+           f1.first_call AS first1, f2.first_call AS first2, f2.first_step AS first2_step,
            m1.label AS label1, m2.label AS label2
     FROM p_order_rules p
     JOIN chk_sel s ON s.case_id = p.case_id
@@ -26,7 +30,7 @@ base AS (
 -- per run, not a comparison of every pair of calls), then the first trigger call left without
 -- an m2 call within `within` calls
 answered AS (
-    SELECT b.unit_id, b.episode_id, b.within, t.call_index, h.call_index AS next_call
+    SELECT b.unit_id, b.episode_id, b.within, t.call_index, t.call_step_idx, h.call_index AS next_call
     FROM base b
     JOIN chk_hits t ON t.matcher_id = b.m1 AND t.episode_id = b.episode_id
     ASOF LEFT JOIN (SELECT * FROM chk_hits
@@ -35,14 +39,16 @@ answered AS (
     WHERE b.rule = 'after'
 ),
 unanswered AS (
-    SELECT unit_id, episode_id, min(call_index) AS call_index
+    SELECT unit_id, episode_id, min(call_index) AS call_index,
+           arg_min(call_step_idx, call_index) AS step_idx
     FROM answered
     WHERE next_call IS NULL OR next_call - call_index > within
     GROUP BY ALL
 ),
 -- never_after: the first forbidden call after the first trigger call
 forbidden AS (
-    SELECT b.unit_id, b.episode_id, min(h.call_index) AS call_index
+    SELECT b.unit_id, b.episode_id, min(h.call_index) AS call_index,
+           arg_min(h.call_step_idx, h.call_index) AS step_idx
     FROM base b
     JOIN chk_hits h ON h.matcher_id = b.m2 AND h.episode_id = b.episode_id
     WHERE b.rule = 'never_after' AND h.call_index > b.first1
@@ -50,6 +56,7 @@ forbidden AS (
 ),
 r AS (
     SELECT b.*, a.call_index AS unanswered_at, f.call_index AS forbidden_at,
+           a.step_idx AS unanswered_step, f.step_idx AS forbidden_step,
            CASE b.rule
                WHEN 'before' THEN b.first2 IS NULL OR coalesce(b.first1 < b.first2, false)
                WHEN 'after' THEN a.call_index IS NULL
@@ -83,5 +90,9 @@ SELECT unit_id, episode_id, passed,
                || ' at call_index ' || first1
            WHEN rule = 'eventually' THEN
                'no call among the first ' || within || ' matches ' || label1
-       END AS reason
+       END AS reason,
+       CASE WHEN NOT passed THEN CASE rule WHEN 'before' THEN first2_step
+                                           WHEN 'after' THEN unanswered_step
+                                           WHEN 'never_after' THEN forbidden_step END
+       END AS step_idx
 FROM r

@@ -2,10 +2,11 @@
 -- blocklist of exact names). Serves tool_blocklist and the sequence rule `blocklist`.
 -- exercised (docs/suites.md §5): definitions only decide it for a pass: `no` when tools are declared
 -- and no definition's name is blocked; `unknown` when tools are not declared; else `yes`.
+-- A failure is located at the step of the first blocked call.
 WITH blocked_calls AS (
     SELECT p.unit_id, c.episode_id,
            arg_min(c.tool_name, c.call_index) AS tool, arg_min(p.blocked, c.call_index) AS blocked,
-           min(c.call_index) AS call_index
+           min(c.call_index) AS call_index, arg_min(c.call_step_idx, c.call_index) AS step_idx
     FROM p_blocklist p
     JOIN chk_sel s ON s.case_id = p.case_id
     JOIN chk_calls c ON c.episode_id = s.episode_id
@@ -21,7 +22,7 @@ blocked_defs AS (
 ),
 r AS (
     SELECT DISTINCT p.unit_id, s.episode_id, u.tools_declared,
-           b.tool, b.blocked, b.call_index, d.unit_id IS NOT NULL AS offered
+           b.tool, b.blocked, b.call_index, b.step_idx, d.unit_id IS NOT NULL AS offered
     FROM p_blocklist p
     JOIN chk_sel s ON s.case_id = p.case_id
     JOIN chk_runs u ON u.episode_id = s.episode_id
@@ -36,5 +37,6 @@ SELECT unit_id, episode_id, tool IS NULL AS passed,
                 'called ' || to_json(tool)::VARCHAR || ' at call_index ' || call_index
                 || ' (blocked: ' || to_json(blocked)::VARCHAR || ')'
             WHEN tools_declared AND NOT offered THEN 'no blocked tool was offered'
-            WHEN NOT tools_declared THEN 'the tools offered were not recorded' END AS reason
+            WHEN NOT tools_declared THEN 'the tools offered were not recorded' END AS reason,
+       step_idx
 FROM r

@@ -1,18 +1,28 @@
 -- trace_max_steps: the run has at most `max` steps (of `kinds`, when given).
--- Not exercised when the run has no step (of those kinds).
-WITH r AS (
+-- Not exercised when the run has no step (of those kinds). A failure is located at the first
+-- step beyond the limit: the (max + 1)-th step (of those kinds) in idx order.
+WITH r AS MATERIALIZED (
     SELECT p.unit_id, s.episode_id, p.max, p.kinds,
            count(st.idx) FILTER (WHERE p.kinds IS NULL OR list_contains(p.kinds, st.kind)) AS n
     FROM p_trace_max_steps p
     JOIN chk_sel s ON s.case_id = p.case_id
     LEFT JOIN steps st ON st.episode_id = s.episode_id
     GROUP BY ALL
+),
+-- looked for in the runs over the limit only
+beyond AS (
+    SELECT r.unit_id, r.episode_id, st.idx AS step_idx
+    FROM r JOIN steps st ON st.episode_id = r.episode_id
+    WHERE r.n > r.max AND (r.kinds IS NULL OR list_contains(r.kinds, st.kind))
+    QUALIFY row_number() OVER (PARTITION BY r.unit_id, r.episode_id ORDER BY st.idx) = r.max + 1
 )
-SELECT unit_id, episode_id, n <= max AS passed,
+SELECT r.unit_id, r.episode_id, n <= max AS passed,
        CASE WHEN n = 0 THEN 'no' ELSE 'yes' END AS exercised,
        CASE WHEN n > max OR n = 0 THEN
            n || ' step' || CASE WHEN n = 1 THEN '' ELSE 's' END
            || coalesce(' of kind ' || array_to_string(kinds, '|'), '')
            || CASE WHEN n > max THEN ', max ' || max ELSE '' END
-       END AS reason
+       END AS reason,
+       b.step_idx
 FROM r
+LEFT JOIN beyond b ON b.unit_id = r.unit_id AND b.episode_id = r.episode_id

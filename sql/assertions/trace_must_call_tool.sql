@@ -5,6 +5,8 @@
 -- args_match and status); otherwise always `yes`. A matcher's names are those of its branches
 -- (docs/suites.md §8): it is available when one of them is (called, or declared), unavailable when
 -- tools are declared and none of them is.
+-- Too many calls: located at the step of the first call beyond max_calls (for must_not_call, the
+-- first call); too few: NULL, an absence is about the run as a whole.
 WITH counts AS (
     SELECT matcher_id, episode_id, count(*) AS n FROM chk_hits GROUP BY ALL
 ),
@@ -18,7 +20,7 @@ offered AS (
     GROUP BY ALL
 ),
 r AS (
-    SELECT p.unit_id, s.episode_id, p.by_availability, p.expectation, m.label, m.tool,
+    SELECT p.unit_id, p.matcher_id, p.max_calls, s.episode_id, p.by_availability, p.expectation, m.label, m.tool,
            m.unavailable,
            coalesce(c.n, 0) AS n,
            coalesce(c.n, 0) >= p.min_calls
@@ -30,8 +32,16 @@ r AS (
     JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN counts c ON c.matcher_id = p.matcher_id AND c.episode_id = s.episode_id
     LEFT JOIN offered t ON t.matcher_id = p.matcher_id AND t.episode_id = s.episode_id
+),
+-- the first call beyond max_calls, looked for in the runs with too many calls only
+beyond AS (
+    SELECT r.unit_id, r.episode_id, h.call_step_idx AS step_idx
+    FROM r JOIN chk_hits h ON h.matcher_id = r.matcher_id AND h.episode_id = r.episode_id
+    WHERE r.n > r.max_calls
+    QUALIFY row_number() OVER (PARTITION BY r.unit_id, r.episode_id ORDER BY h.call_index)
+            = r.max_calls + 1
 )
-SELECT unit_id, episode_id, passed,
+SELECT r.unit_id, r.episode_id, passed,
        CASE WHEN NOT passed OR NOT by_availability OR availability = 'available' THEN 'yes'
             WHEN availability = 'unavailable' THEN 'no'
             ELSE 'unknown' END AS exercised,
@@ -41,5 +51,7 @@ SELECT unit_id, episode_id, passed,
             WHEN NOT by_availability OR availability = 'available' THEN NULL
             WHEN availability = 'unavailable' THEN
                 coalesce(unavailable, to_json(tool)::VARCHAR || ' was not offered')
-            ELSE 'the tools offered were not recorded' END AS reason
+            ELSE 'the tools offered were not recorded' END AS reason,
+       b.step_idx
 FROM r
+LEFT JOIN beyond b ON b.unit_id = r.unit_id AND b.episode_id = r.episode_id

@@ -4,6 +4,8 @@
 -- `sequence` (mode `rule`: a subsequence; `rule_strict`: consecutive calls), which holds
 -- trivially, exercised `no`, when no call matches any of its tools.
 -- The subsequence test is greedy (earliest next match), which is exact for subsequences.
+-- A failure of mode `exact` is located at the step of the first call that disagrees with the
+-- items (NULL when the run has too few calls); the other modes fail on an absence: NULL.
 WITH RECURSIVE
 -- materialized: the recursive walk below would otherwise rebuild every list at each step
 hit_lists AS MATERIALIZED (
@@ -81,7 +83,7 @@ r AS (
 ),
 described AS (
     SELECT r.*, m.label AS item_label, c.tool_name AS call_name,
-           c.call_index IS NOT NULL AS call_exists
+           c.call_index IS NOT NULL AS call_exists, c.call_step_idx
     FROM r
     LEFT JOIN p_sequence_items i
            ON i.unit_id = r.unit_id
@@ -111,5 +113,6 @@ SELECT unit_id, episode_id, passed,
            WHEN matched = 0 THEN 'no call matches ' || item_label
            ELSE 'no call matches ' || item_label || ' after call_index ' || last_call
                 || ' (matched ' || matched || ' of ' || n_items || ' in order)'
-       END AS reason
+       END AS reason,
+       CASE WHEN NOT passed AND mode = 'exact' THEN call_step_idx END AS step_idx
 FROM described

@@ -19,7 +19,7 @@ from tracelab.suite.compile import FROM_DEFINITIONS, SchemaCheck
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 
 _OUT_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "passed": pl.Boolean,
-              "exercised": pl.Utf8, "reason": pl.Utf8}
+              "exercised": pl.Utf8, "reason": pl.Utf8, "step_idx": pl.Int32}
 _REASON_LIMIT = 300
 _CALL_KEYS = ["unit_id", "args", "args_text", "parameters"]
 """A call's outcome depends on these alone: each distinct combination is validated once."""
@@ -27,7 +27,7 @@ _OUTCOME_SCHEMA = {"checked": pl.Boolean, "problem": pl.Utf8}
 
 
 def validate_calls(calls: pl.DataFrame, checks: Mapping[int, SchemaCheck]) -> pl.DataFrame:
-    """Verdict rows (unit_id, episode_id, passed, exercised, reason), one per unit and run.
+    """Verdict rows (unit_id, episode_id, passed, exercised, reason, step_idx), one per unit and run.
 
     Each distinct (unit, args, parameters) is validated once, however many calls repeat it;
     the outcomes are joined back to the calls, and each run's first failing call (by
@@ -55,6 +55,7 @@ def validate_calls(calls: pl.DataFrame, checks: Mapping[int, SchemaCheck]) -> pl
     # rows keep their order inside a group: the first failing row is the lowest call_index
     per_run = judged.sort("call_index").group_by("unit_id", "episode_id").agg(
         failed_at=pl.col("call_index").filter(failing).first(),
+        step_idx=pl.col("call_step_idx").filter(failing).first(),  # the failure's location
         problem=pl.col("problem").filter(failing).first(),
         checked=pl.col("checked").any(),
     )
@@ -64,7 +65,7 @@ def validate_calls(calls: pl.DataFrame, checks: Mapping[int, SchemaCheck]) -> pl
     runs = calls.select("unit_id", "episode_id").unique()
     return (runs.join(per_run, on=["unit_id", "episode_id"], how="left")
             .join(tools, on="unit_id", how="left")
-            .select("unit_id", "episode_id", *_VERDICT).cast(_OUT_SCHEMA))
+            .select("unit_id", "episode_id", *_VERDICT, "step_idx").cast(_OUT_SCHEMA))
 
 
 def _clipped(text: pl.Expr) -> pl.Expr:

@@ -21,10 +21,9 @@ from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.args_valid import validate_calls
 from tracelab.suite.compile import Plan, compile_suite
 from tracelab.suite.families import queries
-from tracelab.suite.locate import STEP_IDX, locate_leaks
 from tracelab.suite.model import Case, Suite
 from tracelab.suite.needles import lower_needles, prefilter_re2
-from tracelab.suite.results import CheckResult, build_result
+from tracelab.suite.results import STEP_IDX, CheckResult, build_result
 from tracelab.suite.where import where_flags
 
 _NUMBER_CHARACTERS = frozenset("0123456789.e+-")
@@ -58,8 +57,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             if since is not None:
                 run_script(con, "assertions/_since", {"since": since})
             _run_families(con, plan)
-            rows = locate_leaks(con, _fetch(con, load_sql("assertions/_verdicts")), plan.frames["p_must_not_leak"])
-            verdicts = _named(rows, plan)
+            verdicts = _named(_fetch(con, load_sql("assertions/_verdicts")), plan)
             if carried is not None:
                 verdicts = _merge(con, verdicts, carried, since)
         finally:
@@ -68,7 +66,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
 
 
 def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
-    """The verdict rows of _verdicts.sql with their unit's case, assertion id and type."""
+    """The verdict rows of _verdicts.sql with their unit's case, assertion id and type, and the
+    step that decides a failure (`step_idx`, Int32; null on passes and run-level failures)."""
     units = plan.frames["p_units"].select("unit_id", "case_id", "assertion_id", "assertion_type")
     return rows.join(units, on="unit_id", how="left", maintain_order="left").select(
         "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason",
@@ -81,6 +80,8 @@ def _merge(con: duckdb.DuckDBPyConnection, fresh: pl.DataFrame, carried: pl.Data
     renewed = _fetch(con, "SELECT episode_id FROM episodes WHERE ingested_at > $since",
                      {"since": since})["episode_id"]
     kept = carried.filter(~pl.col("episode_id").is_in(renewed.implode()))
+    if "step_idx" not in kept.columns:  # rows saved before check_results had the column
+        kept = kept.with_columns(step_idx=pl.lit(None, STEP_IDX))
     return pl.concat([kept.select(fresh.columns).cast(fresh.schema), fresh])
 
 
@@ -182,13 +183,14 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
         con.execute(load_sql("assertions/_retrieval"))
     for query in queries():
         if plan.has(query.table, **dict(query.where)):
-            con.execute(f"INSERT INTO chk_out SELECT * FROM (\n{load_sql(f'assertions/{query.name}')}\n)")
+            # BY NAME: a family that locates no failure leaves step_idx NULL
+            con.execute(f"INSERT INTO chk_out BY NAME SELECT * FROM (\n{load_sql(f'assertions/{query.name}')}\n)")
     if plan.has("p_args_valid"):
         calls = _fetch(con, load_sql("assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)
         con.register("chk_args_valid", _ArrowStream(rows))
         try:
-            con.execute("INSERT INTO chk_out SELECT * FROM chk_args_valid")
+            con.execute("INSERT INTO chk_out BY NAME SELECT * FROM chk_args_valid")
         finally:
             con.unregister("chk_args_valid")
 

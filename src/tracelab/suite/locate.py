@@ -1,9 +1,8 @@
 """Failure location (docs/cli.md): the step where a failed result happened.
 
-Most families will write `step_idx` with their verdict rows; until they do, a row without one
-is NULL (the failure is about the run as a whole). Leaks are located here, after the
-families ran: a failed `must_not_leak` result is at the first transcript fragment that holds
-its string, named by the fragment's step and origin, never its text.
+Every family writes `step_idx` with its verdict rows (sql/assertions/). Here: the transcript
+fragments that hold a leaked string, by step and origin and never by text, for `tracelab show`
+and `tracelab view` to withhold them.
 """
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from tracelab.sqlfiles import load_sql, run_script
 if TYPE_CHECKING:
     import duckdb
 
-STEP_IDX = pl.Int32
-"""The dtype of `step_idx` in verdict frames (`check_results.step_idx` is an INTEGER)."""
+from tracelab.suite.results import STEP_IDX
 
 _LEAK_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "needle": pl.Utf8}
 _FOUND_SCHEMA = {**_LEAK_SCHEMA, "step_idx": STEP_IDX, "origin": pl.Utf8, "rank": pl.Int64}
@@ -73,24 +71,4 @@ def _scoped_transcript() -> str:
     return scoped.replace(head, "CREATE OR REPLACE TEMP VIEW loc_transcript AS")
 
 
-def locate_leaks(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame, needles: pl.DataFrame) -> pl.DataFrame:
-    """Verdict rows (with `unit_id`) with `step_idx` set on the failed `must_not_leak` rows.
-
-    Args:
-        rows: verdict rows of `sql/assertions/_verdicts.sql` (unit_id, episode_id, passed, ...),
-            with or without a `step_idx` column (NULL where missing).
-        needles: the compiled `p_must_not_leak` frame (unit_id, case_id, needle).
-    """
-    if "step_idx" not in rows.columns:
-        rows = rows.with_columns(step_idx=pl.lit(None, STEP_IDX))
-    leaked = (rows.filter(~pl.col("passed")).select("unit_id", "episode_id")
-              .join(needles.select("unit_id", "needle"), on="unit_id"))
-    if leaked.height == 0:
-        return rows
-    first = (leak_fragments(con, leaked).filter(pl.col("rank") == 1)
-             .select("unit_id", "episode_id", pl.col("step_idx").alias("leak_step")))
-    return (rows.join(first, on=["unit_id", "episode_id"], how="left", maintain_order="left")
-            .with_columns(step_idx=pl.coalesce("step_idx", "leak_step")).drop("leak_step"))
-
-
-__all__ = ["STEP_IDX", "ArrowStream", "leak_fragments", "locate_leaks"]
+__all__ = ["ArrowStream", "leak_fragments"]

@@ -12,6 +12,9 @@ import polars as pl
 
 from tracelab.suite.model import Case
 
+STEP_IDX = pl.Int32
+"""The dtype of `step_idx` in verdict frames (`check_results.step_idx` is an INTEGER)."""
+
 PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
 """A failed result of these types fails its case whatever min_pass_rate says."""
 
@@ -55,7 +58,8 @@ class CheckResult:
         suite: the suite's name.
         verdicts: one row per (case, assertion, run): case_id, assertion_id,
             assertion_type, episode_id, passed, exercised (yes/no/unknown), reason, step_idx
-            (where in the run it failed; null when the run as a whole decides).
+            (the step that decides a failure; null on a pass and where the run as a whole
+            decides: docs/cli.md §6, docs/suites.md §5).
         cases: the checked cases in suite order.
         summary: the counts over all of them.
         strict: whether a run with an `exercised = no` row counted as failed.
@@ -140,4 +144,4 @@ def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:
                        bool(counts["permission"]))
 
 
-__all__ = ["PERMISSION_TYPES", "CaseVerdict", "CheckResult", "Summary", "build_result"]
+__all__ = ["PERMISSION_TYPES", "STEP_IDX", "CaseVerdict", "CheckResult", "Summary", "build_result"]
