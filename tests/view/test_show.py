@@ -45,9 +45,11 @@ def test_show_check_marks_failing_steps_and_withholds_leaked_text(sample_store, 
 def test_show_check_names_failures_of_the_run_as_a_whole(sample_store, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     store, run_id = sample_store
-    code, out, _ = run_cli("show", "sp-003", "--store", str(store), "--check", run_id)
+    code, out, _ = run_cli("show", "bk-010", "--store", str(store), "--check", run_id)
     assert code == 0
-    assert "✗ whole run retrieval_within_budget[3]" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert "✗ whole run confirmations_raised[0]" in flat  # a confirmation that never happened
+    assert "3 failed results, 2 at a step" in flat
 
 
 def test_show_clips_to_the_terminal_width_and_full_shows_everything(sample_store, monkeypatch):
