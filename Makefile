@@ -23,8 +23,9 @@ demo: $(VENV)/.installed
 	rm -f $(DEMO_STORE) $(DEMO_STORE).wal
 	$(BIN)/tracelab demo --store $(DEMO_STORE) sample_traces
 
-## test: create .venv with the test extras and run the whole test suite (slow tests excluded)
+## test: create .venv with the test extras, type-check the library, run the test suite (slow tests excluded)
 test: $(VENV)/.installed-test
+	$(BIN)/python -m mypy src/tracelab
 	$(BIN)/python -m pytest -q
 
 ## soak: the slow tests (large corpora, kill/fault tests at scale)
@@ -39,4 +40,4 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 
 clean:
-	rm -rf $(VENV) dist build $(DEMO_STORE) $(DEMO_STORE).wal benchmarks/work
+	rm -rf $(VENV) .mypy_cache dist build $(DEMO_STORE) $(DEMO_STORE).wal benchmarks/work
