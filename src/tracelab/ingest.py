@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import duckdb
@@ -35,7 +34,7 @@ import duckdb
 from tracelab.bulk_insert import insert_arrow
 from tracelab.errors import DataError, StoreError, UsageError
 from tracelab.formats import all_formats, get_format
-from tracelab.formats.base import RAW_LIMIT, BadJSON, Quarantined, Source, dump_json, parse_json
+from tracelab.formats.base import RAW_LIMIT, Adapter, BadJSON, Quarantined, Source, dump_json, parse_json
 from tracelab.native_keys import EPISODE_KEYS, STEP_KEYS
 from tracelab.pairing import pair_steps
 from tracelab.sqlfiles import load_sql, run_script
@@ -118,7 +117,7 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def detect_format(source: Source, candidates: Iterable[ModuleType] | None = None) -> ModuleType | None:
+def detect_format(source: Source, candidates: Iterable[Adapter] | None = None) -> Adapter | None:
     """The first format, in registry order, that claims the file; None when none does."""
     for module in candidates if candidates is not None else all_formats():
         if module.claims(source):
@@ -537,7 +536,7 @@ def _staging_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckD
 
 
 def _ingest_one(con: duckdb.DuckDBPyConnection, scratch: duckdb.DuckDBPyConnection, source: Source,
-                forced: ModuleType | None, candidates: list[ModuleType], replace: bool) -> FileReport:
+                forced: Adapter | None, candidates: list[Adapter], replace: bool) -> FileReport:
     try:
         known = con.execute(
             "SELECT format, episodes FROM sources WHERE content_hash = ? LIMIT 1",

@@ -62,7 +62,7 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
     return "\n".join(lines) + "\n"
 
 
-def _case_line(case: CaseVerdict, style) -> str:  # type: ignore[no-untyped-def]
+def _case_line(case: CaseVerdict, style: Callable[..., str]) -> str:
     if case.runs == 0:
         detail = "no run selected" + ("; allow_no_runs" if case.passed else "")
     elif case.passed:

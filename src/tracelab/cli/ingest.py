@@ -2,22 +2,27 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 
+if TYPE_CHECKING:
+    from tracelab.ingest import FileReport, IngestReport
+    from tracelab.store import Store
+
 DEFAULT_WAIT = 600.0
 """Seconds `--wait` without a value waits for a busy store."""
 
 
-class _Seconds(click.ParamType):
+class _Seconds(click.ParamType[float]):
     """A non-negative number of seconds."""
 
     name = "seconds"
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
             seconds = float(value)
         except (TypeError, ValueError):
@@ -62,7 +67,8 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
         raise UsageError(f"no trace files found in {', '.join(paths)}: no format claims any of them")
 
 
-def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type: ignore[no-untyped-def]
+def _run_with_progress(store: Store, paths: list[str], fmt: str, replace: bool, quiet: bool,
+                       total_bytes: int) -> IngestReport:
     if quiet:
         return store.ingest(paths, fmt, replace=replace)
     if not sys.stderr.isatty():
@@ -76,14 +82,14 @@ def _run_with_progress(store, paths, fmt, replace, quiet, total_bytes):  # type:
                             progress=lambda _report, size: bar.advance(task, size))
 
 
-def _file_line(report, _size: int) -> None:  # type: ignore[no-untyped-def]
+def _file_line(report: FileReport, _size: int) -> None:
     """One line per file as it completes (when stderr is not a terminal)."""
     if report.status == "loaded":
         click.echo(f"loaded {report.path} ({report.format}): {report.added} added, "
                    f"{report.skipped} skipped, {report.quarantined} quarantined", err=True)
 
 
-def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report: IngestReport, quiet: bool) -> None:
     for f in report.files:
         if f.status in ("failed", "not-a-trace"):
             label = "failed" if f.status == "failed" else "skipped"

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tracelab.cli.options import store_option
 from tracelab.errors import UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @click.command("sql")
@@ -30,15 +34,14 @@ def sql_command(query: str, fmt: str, output: str | None, write: bool, store_pat
 
     if fmt == "parquet" and output is None:
         raise UsageError("--format parquet needs --output FILE")
+    # read-only, the store runs no statement that writes and touches no file (`Store.sql`)
     with open_store(store_path, read_only=not write, create=False) as store:
-        if not write:
-            store.con.execute("SET enable_external_access = false")
         frame = store.sql(query)
     _emit(frame, fmt, output)
 
 
-def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyped-def]
-    if fmt == "parquet":
+def _emit(frame: pl.DataFrame, fmt: str, output: str | None) -> None:
+    if fmt == "parquet" and output is not None:  # sql_command requires --output for parquet
         frame.write_parquet(output)
         return
     if fmt == "csv":
@@ -53,7 +56,7 @@ def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyp
         Path(output).write_text(text, encoding="utf-8")
 
 
-def _flat(frame):  # type: ignore[no-untyped-def]
+def _flat(frame: pl.DataFrame) -> pl.DataFrame:
     """CSV holds no lists or structs (`tags`, `check_runs.cases`): write them as JSON text."""
     import json
 
@@ -67,7 +70,7 @@ def _flat(frame):  # type: ignore[no-untyped-def]
     )
 
 
-def render_table(frame, *, color: bool) -> str:  # type: ignore[no-untyped-def]
+def render_table(frame: pl.DataFrame, *, color: bool) -> str:
     """A readable text table of a Polars frame (every row, full values)."""
     from rich.console import Console
     from rich.table import Table
@@ -89,40 +92,21 @@ def render_table(frame, *, color: bool) -> str:  # type: ignore[no-untyped-def]
 def info(store_path: str | None) -> None:
     """Counts per table, formats, agents and quarantine size."""
     from tracelab.store import open_store
+    from tracelab.summary import summarize
 
     with open_store(store_path, read_only=True, create=False) as store:
-        summary = store_summary(store)
-    click.echo(f"store: {summary['store']}")
-    for table, count in summary["tables"].items():
+        summary = summarize(store)
+    click.echo(f"store: {summary.store}")
+    for table, count in summary.tables.items():
         click.echo(f"  {table:<17} {count:>10,}")
-    click.echo("formats: " + (", ".join(f"{k} ({v} files)" for k, v in summary["formats"]) or "none"))
-    click.echo("agents:  " + (", ".join(f"{k or '(none)'} ({v})" for k, v in summary["agents"]) or "none"))
-    click.echo(f"tools declared: {summary['declared']:,} episodes, unknown: {summary['undeclared']:,}")
-    unknown = summary["unknown_effect"]
-    click.echo(f"executed writes: {summary['writes']:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
+    click.echo("formats: " + (", ".join(f"{k} ({v} files)" for k, v in summary.formats) or "none"))
+    click.echo("agents:  " + (", ".join(f"{k or '(none)'} ({v})" for k, v in summary.agents) or "none"))
+    click.echo(f"tools declared: {summary.declared:,} episodes, unknown: {summary.undeclared:,}")
+    unknown = summary.unknown_effect
+    click.echo(f"executed writes: {summary.writes:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
                "an unknown effect" + (": see `tracelab effects unknown`" if unknown else ""))
-    if summary["tables"]["quarantine"]:
+    if summary.tables["quarantine"]:
         click.echo('quarantine: tracelab sql "SELECT source_uri, line, reason FROM quarantine"')
-
-
-def store_summary(store) -> dict:  # type: ignore[no-untyped-def]
-    """What `info` prints, as data."""
-    from tracelab.store import TABLES
-
-    con = store.con
-    tables = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in TABLES}
-    formats = con.execute("SELECT format, count(*) FROM sources GROUP BY 1 ORDER BY 2 DESC, 1").fetchall()
-    agents = con.execute(
-        "SELECT agent, count(*) FROM episodes GROUP BY 1 ORDER BY 2 DESC, 1 NULLS LAST LIMIT 10"
-    ).fetchall()
-    declared, undeclared = con.execute(
-        "SELECT count(*) FILTER (WHERE tools_declared), count(*) FILTER (WHERE NOT tools_declared) "
-        "FROM episodes"
-    ).fetchall()[0]
-    writes = con.execute("SELECT count(*) FROM executed_writes").fetchall()[0][0]
-    return {"store": str(store.path), "tables": tables, "formats": formats, "agents": agents,
-            "declared": declared, "undeclared": undeclared, "writes": writes,
-            "unknown_effect": store.effects.unknown_calls()}
 
 
 @click.command()

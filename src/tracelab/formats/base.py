@@ -247,7 +247,7 @@ def _read_block(fh: BinaryIO, size: int, uri: str) -> bytes:
 
 
 def _read_checked(fh: BinaryIO, uri: str) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         block = _read_block(fh, 1 << 22, uri)
         if not block:
