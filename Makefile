@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_STORE := demo.duckdb
 
-.PHONY: demo test browser notebook soak bench lint clean
+.PHONY: demo test browser notebook soak bench lint typecheck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ demo: $(VENV)/.installed
 	rm -f $(DEMO_STORE) $(DEMO_STORE).wal
 	$(BIN)/tracelab demo --store $(DEMO_STORE) sample_traces
 
-## test: create .venv with the test extras and run the whole test suite (slow tests excluded)
+## test: create .venv with the test extras and run the test suite (slow tests excluded); `make typecheck` runs mypy
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest -q
 
@@ -55,8 +55,12 @@ soak: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run.py
 
+## typecheck: mypy over the library ([tool.mypy] in pyproject.toml)
+typecheck: $(VENV)/.installed-test
+	$(BIN)/python -m mypy src/tracelab
+
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 
 clean:
-	rm -rf $(VENV) dist build $(DEMO_STORE) $(DEMO_STORE).wal benchmarks/work
+	rm -rf $(VENV) .mypy_cache dist build $(DEMO_STORE) $(DEMO_STORE).wal benchmarks/work

@@ -50,3 +50,25 @@ def test_loading_and_linting_a_suite_imports_no_ingest():
             "print(sorted(m for m in sys.modules if m in ('tracelab.ingest', 'click', 'pyarrow')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
+
+
+SQL_WORDS = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "COPY ", "SET ")
+
+
+def sql_texts(path) -> list[str]:
+    """String constants of `path` that read as SQL statements (docstrings and help text aside)."""
+    texts = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value.strip()
+            if text.upper().startswith(SQL_WORDS):
+                texts.append(text)
+    return texts
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p.relative_to(SRC).parts[0] == "cli"], ids=rel)
+def test_the_cli_holds_no_sql_and_no_connection(path):
+    """A command parses flags, calls the library and renders: queries live in sql/ and the library."""
+    source = path.read_text(encoding="utf-8")
+    assert sql_texts(path) == []
+    assert ".con." not in source and "load_sql" not in source

@@ -137,3 +137,32 @@ def test_an_interrupted_export_leaves_the_earlier_export(tmp_path, write_jsonl, 
         assert sorted(pq.sql("SELECT episode_id FROM episodes").rows()) == [("o1",), ("o2",)]
     assert not written[0].exists()  # the half-written export beside it is gone
     assert Interrupted.exit_code == 130
+
+
+FILE_READERS = ["SELECT content FROM read_text('{path}')", "SELECT * FROM read_csv('{path}')",
+                "SELECT * FROM glob('{folder}/*')"]
+
+
+@pytest.mark.parametrize("query", FILE_READERS)
+def test_a_read_only_store_opened_from_python_touches_no_file(tmp_path, query):
+    secret = tmp_path / "secret.csv"
+    secret.write_text("line\nsk-live-0000\n")
+    open_store(tmp_path / "s.duckdb").close()
+
+    with open_store(tmp_path / "s.duckdb", read_only=True) as store:
+        with pytest.raises(UsageError) as refused:
+            store.sql(query.format(path=secret, folder=tmp_path))
+        assert "file system operations are disabled by configuration" in str(refused.value)
+        assert "sk-live" not in str(refused.value)
+        assert store.sql("SELECT count(*) FROM episodes").item() == 0  # the store itself still reads
+
+
+def test_a_writable_store_reads_files_and_a_read_only_one_exports_before_its_first_query(tmp_path):
+    (tmp_path / "note.txt").write_text("hello")
+    with open_store(tmp_path / "s.duckdb") as store:  # read-write: `tracelab sql --write`
+        assert store.sql(f"SELECT content FROM read_text('{tmp_path / 'note.txt'}')").item() == "hello"
+
+    with open_store(tmp_path / "s.duckdb", read_only=True) as store:
+        assert store.export(tmp_path / "pq")["episodes"] == 0
+        with pytest.raises(UsageError, match="file system operations are disabled"):
+            store.sql(f"SELECT content FROM read_text('{tmp_path / 'note.txt'}')")

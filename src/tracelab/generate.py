@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -149,7 +149,13 @@ def _write(path: Path, episodes: int, seed: int,
     return n_steps, n_calls
 
 
-def _open_for_write(path: Path, stack: ExitStack) -> IO[bytes]:
+class _Writer(Protocol):
+    """What the corpus is written through: a plain, gzip or zstd byte stream."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+
+def _open_for_write(path: Path, stack: ExitStack) -> _Writer:
     raw = stack.enter_context(open(path, "wb"))
     if path.name.endswith(".gz.partial"):
         return stack.enter_context(
@@ -162,7 +168,7 @@ def _open_for_write(path: Path, stack: ExitStack) -> IO[bytes]:
     return raw
 
 
-def _flush(fh: IO[bytes], batch: list[bytes]) -> None:
+def _flush(fh: _Writer, batch: list[bytes]) -> None:
     if batch:
         batch.append(b"")
         fh.write(b"\n".join(batch))

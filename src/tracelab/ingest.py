@@ -34,7 +34,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import duckdb
@@ -46,6 +45,7 @@ from tracelab.formats.base import (
     RAW_LIMIT,
     RECORD_LIMIT,
     UNSET,
+    Adapter,
     BadJSON,
     Quarantined,
     Source,
@@ -208,7 +208,7 @@ def _classify(path: Path) -> Input:
     return Input(path)
 
 
-def detect_format(source: Source, candidates: Iterable[ModuleType] | None = None) -> ModuleType | None:
+def detect_format(source: Source, candidates: Iterable[Adapter] | None = None) -> Adapter | None:
     """The format of a file, from a sample of its records (docs/formats.md, Auto-detection).
 
     The first format, in registry order, that claims a sampled record by a marker of its own
@@ -473,7 +473,7 @@ def _prepared(items: Iterable[tuple[int, dict[str, Any]] | Quarantined],
 class _Reader:
     """The reading thread's work: files in, batches out (see the module docstring)."""
 
-    def __init__(self, lookup: duckdb.DuckDBPyConnection, inputs: list[Input], forced: ModuleType | None,
+    def __init__(self, lookup: duckdb.DuckDBPyConnection, inputs: list[Input], forced: Adapter | None,
                  replace: bool) -> None:
         self.lookup = lookup
         self.inputs = inputs

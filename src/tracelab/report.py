@@ -89,7 +89,7 @@ def where(row: dict[str, Any]) -> str:
     return run if step is None else f"{run} step {step}"
 
 
-def _case_line(case: CaseVerdict, style) -> str:  # type: ignore[no-untyped-def]
+def _case_line(case: CaseVerdict, style: Callable[..., str]) -> str:
     if case.runs == 0:
         detail = "no run selected" + ("; allow_no_runs" if case.passed else "")
     elif case.passed:

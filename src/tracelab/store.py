@@ -61,6 +61,7 @@ class Store:
         self.con = con
         self.read_only = read_only
         self.parquet = parquet
+        self._files_locked = parquet  # a Parquet store is locked when it is opened
 
     def __enter__(self) -> Store:
         return self
@@ -95,7 +96,10 @@ class Store:
         """Run one query with bound parameters; the result as a Polars DataFrame.
 
         On a read-only store (a Parquet folder, or a file opened read-only) only reading
-        statements run (`READ_STATEMENTS`); anything else is refused before it runs.
+        statements run (`READ_STATEMENTS`); anything else is refused before it runs. Nor does
+        such a query touch any file or URL (`read_text`, `read_csv`, `glob`...): from the first
+        query on, the store's connection has no file access, for good (DuckDB cannot give it
+        back), so `export` a read-only store before querying it.
         """
         # Imported before the query runs: DuckDB imports them itself once the query has started,
         # and a Ctrl-C or SIGTERM that lands inside that import is lost (the query runs on).
@@ -105,6 +109,7 @@ class Store:
         try:
             if self.read_only:
                 self._refuse_writes(query)
+                self._lock_files()
             return _readable(self.con.sql(query, params=params)).pl()
         except duckdb.Error as exc:
             if is_damage(exc):
@@ -129,6 +134,15 @@ class Store:
                 self.con.execute(f"SELECT {hashed} FROM {table}").fetchall()
         except duckdb.Error as exc:
             raise damaged_store_error(exc, self.path) from None
+
+    def _lock_files(self) -> None:
+        # Locked at the first query rather than at open: `export` writes files through the same
+        # connection, and a read-only store may be exported.
+        if not self._files_locked:
+            # a caller may have locked the configuration with access already off (`tracelab sql`)
+            if self.con.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]:
+                self.con.execute("SET enable_external_access = false")
+            self._files_locked = True
 
     def _refuse_writes(self, query: str) -> None:
         # A Parquet store's connection is an in-memory database that would accept CREATE

@@ -26,7 +26,8 @@ class UserFacingError(click.ClickException):
 
     def __init__(self, error: TracelabError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        # click declares exit_code a ClassVar, yet reads it from the instance: one class, any code
+        self.exit_code = error.exit_code  # type: ignore[misc]
 
     def show(self, file: object = None) -> None:
         click.secho(f"error: {self.message}", fg="red", err=True, color=False if no_color() else None)

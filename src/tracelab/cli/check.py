@@ -52,9 +52,10 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     with open_store(store_path, read_only=no_save, create=False) as store:
         run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
                         strict=strict, allow_ineffective=allow_ineffective, save=not no_save, since=since)
-    comparison = compare(baseline, run, baseline_file) if baseline is not None else None
+    comparison = compare(baseline, run, baseline_file) if baseline is not None and baseline_file else None
     if export_file:
         export_baseline(run, export_file)
+    text: str | bytes
     if fmt == "json":
         text = render_json(run, suite, all_results=all_results,
                            baseline=comparison.to_json_dict() if comparison else None)

@@ -2,26 +2,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tracelab.cli.options import store_option
 from tracelab.cli.query import render_table
 
+if TYPE_CHECKING:
+    from tracelab.store import Store
+
 LEAK_NEEDLE = "sk-live-"
-
-WRITES_SQL = """
-SELECT episode_id, tool_name, args_text
-FROM executed_writes
-ORDER BY episode_id, call_index
-"""
-
-LEAK_SQL = """
-SELECT DISTINCT episode_id, origin
-FROM transcript
-WHERE contains(lower(text), lower(?))
-ORDER BY episode_id, origin
-"""
 
 
 @click.command()
@@ -32,42 +23,44 @@ def demo(traces: str, store_path: str | None) -> None:
     then check TRACES/suite.yaml when there is one and show its coverage. Exits 0 even when the sample suite has
     failing cases: they are there to be shown.
     """
-    from tracelab.cli.query import store_summary
     from tracelab.store import open_store
+    from tracelab.summary import executed_writes, runs_mentioning, summarize
 
     with open_store(store_path) as store:
         report = store.ingest([traces])
         click.secho(f"== ingest {traces}", bold=True)
         click.echo(f"{report.added} episodes added, {report.skipped} skipped, "
                    f"{report.quarantined} quarantined, {report.count('not-a-trace')} files not traces")
-        summary = store_summary(store)
+        summary = summarize(store)
         click.secho("== what is in the store", bold=True)
-        for table, count in summary["tables"].items():
+        for table, count in summary.tables.items():
             click.echo(f"  {table:<17} {count:>8,}")
         click.secho("== executed writes (tool calls with effect write that ran)", bold=True)
-        click.echo(render_table(store.sql(WRITES_SQL), color=False), nl=False)
+        click.echo(render_table(executed_writes(store), color=False), nl=False)
         _declare_effects(store, Path(traces) / "effects.yaml")
         click.secho(f"== which runs leaked a string containing {LEAK_NEEDLE!r}, and where", bold=True)
-        click.echo(render_table(store.sql(LEAK_SQL, [LEAK_NEEDLE]), color=False), nl=False)
+        click.echo(render_table(runs_mentioning(store, LEAK_NEEDLE), color=False), nl=False)
         suite = Path(traces) / "suite.yaml"
         if suite.is_file():
             _check(store, suite)
 
 
-def _declare_effects(store, path: Path) -> None:  # type: ignore[no-untyped-def]
+def _declare_effects(store: Store, path: Path) -> None:
     """Declare TRACES/effects.yaml, when there is one, and show the executed writes it reveals."""
+    from tracelab.summary import executed_write_count
+
     if not path.is_file():
         return
-    before = store.sql("SELECT count(*) FROM executed_writes").item()
+    before = executed_write_count(store)
     count = store.effects.load(path)
     click.secho(f"== tracelab effects import {path} (what the sample tools do: {count} names and globs)",
                 bold=True)
-    after = store.sql("SELECT count(*) FROM executed_writes").item()
+    after = executed_write_count(store)
     click.echo(f"executed writes: {before} before, {after} after; "
                f"{store.effects.unknown_calls()} calls still have an unknown effect (`tracelab effects unknown`)")
 
 
-def _check(store, suite: Path) -> None:  # type: ignore[no-untyped-def]
+def _check(store: Store, suite: Path) -> None:
     """Run the sample suite and print its report. Failing cases are the point of the demo: exit 0."""
     from tracelab.check import check
     from tracelab.cover import coverage_of

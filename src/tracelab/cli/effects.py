@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from tracelab.cli.options import store_option
+
+if TYPE_CHECKING:
+    import polars as pl
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
                        show_default=True, help="Output format.")
@@ -88,7 +92,7 @@ def unknown_command(fmt: str, store_path: str | None) -> None:
         _emit(store.effects.unknown(), fmt, empty="every call has a known effect")
 
 
-def _emit(frame, fmt: str, *, empty: str) -> None:  # type: ignore[no-untyped-def]
+def _emit(frame: pl.DataFrame, fmt: str, *, empty: str) -> None:
     from tracelab.cli.query import render_table
 
     if fmt == "json":

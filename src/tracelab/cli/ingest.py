@@ -3,22 +3,29 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tracelab.ingest import FileReport, IngestReport, Input
+    from tracelab.store import Store
+
 DEFAULT_WAIT = 600.0
 """Seconds `--wait` without a value waits for a busy store."""
 
 
-class _Seconds(click.ParamType):
+class _Seconds(click.ParamType[float]):
     """A non-negative number of seconds."""
 
     name = "seconds"
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
             seconds = float(value)
         except (TypeError, ValueError):
@@ -69,7 +76,7 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
                          "give its format with --format, or leave it out")
 
 
-def _run_with_progress(store, inputs, fmt, replace, quiet):  # type: ignore[no-untyped-def]
+def _run_with_progress(store: Store, inputs: list[Input], fmt: str, replace: bool, quiet: bool) -> IngestReport:
     if quiet:
         return store.ingest(inputs, fmt, replace=replace)
     if not sys.stderr.isatty():
@@ -83,14 +90,14 @@ def _run_with_progress(store, inputs, fmt, replace, quiet):  # type: ignore[no-u
                             progress=lambda _report, size: bar.advance(task, size))
 
 
-def _size(path) -> int:  # type: ignore[no-untyped-def]
+def _size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
         return 0
 
 
-def _file_line(report, _bytes: int) -> None:  # type: ignore[no-untyped-def]
+def _file_line(report: FileReport, _bytes: int) -> None:
     """One line per file as it completes, and one per batch of a large file while it loads
     (when stderr is not a terminal)."""
     if report.status == "loading":
@@ -100,7 +107,7 @@ def _file_line(report, _bytes: int) -> None:  # type: ignore[no-untyped-def]
                    f"{report.skipped} skipped, {report.quarantined} quarantined", err=True)
 
 
-def _print_report(report, quiet: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report: IngestReport, quiet: bool) -> None:
     for f in report.files:
         if f.status in ("failed", "not-a-trace", "not-a-file"):
             label = "failed" if f.status == "failed" else "skipped"

@@ -4,12 +4,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tracelab.cli.console import wants_color
 from tracelab.cli.options import check_writable, echo_document, store_option, write_output
 from tracelab.errors import UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class _SqlCommand(click.Command):
@@ -80,9 +84,9 @@ def _query_text(query: str | None, query_file: str | None) -> str:
         raise UsageError(f"{query_file}: cannot read the query: {reason or exc}") from None
 
 
-def _emit(frame, fmt: str, output: str | None) -> None:  # type: ignore[no-untyped-def]
-    if fmt == "parquet":
-        write_output(output, frame.write_parquet)  # type: ignore[arg-type]
+def _emit(frame: pl.DataFrame, fmt: str, output: str | None) -> None:
+    if fmt == "parquet" and output is not None:  # sql_command requires --output for parquet
+        write_output(output, frame.write_parquet)
         return
     frame = _printable(frame, fmt)
     if fmt == "csv":
@@ -151,7 +155,7 @@ def _temporal_text(series):  # type: ignore[no-untyped-def]
     return pl.select(text.alias(series.name)).to_series()
 
 
-def _flat(frame):  # type: ignore[no-untyped-def]
+def _flat(frame: pl.DataFrame) -> pl.DataFrame:
     """CSV holds no lists or structs (`tags`, `check_runs.cases`): write them as JSON text."""
     import json
 
@@ -165,7 +169,7 @@ def _flat(frame):  # type: ignore[no-untyped-def]
     )
 
 
-def render_table(frame, *, color: bool) -> str:  # type: ignore[no-untyped-def]
+def render_table(frame: pl.DataFrame, *, color: bool) -> str:
     """A readable text table of a Polars frame (every row, full values)."""
     from rich.console import Console
     from rich.table import Table
@@ -193,49 +197,30 @@ def info(fmt: str, store_path: str | None) -> None:
     """Counts per table, formats, agents and quarantine size."""
     from tracelab.report import indented_json, printable
     from tracelab.store import open_store
+    from tracelab.summary import summarize
 
     with open_store(store_path, read_only=True, create=False) as store:
-        summary = store_summary(store)
+        summary = summarize(store)
     if fmt == "json":
         echo_document(indented_json({
-            "store": summary["store"], "tables": summary["tables"],
-            "formats": [{"format": k, "files": v} for k, v in summary["formats"]],
-            "agents": [{"agent": k, "episodes": v} for k, v in summary["agents"]],
-            "tools_declared": summary["declared"], "tools_unknown": summary["undeclared"],
-            "executed_writes": summary["writes"]}))
+            "store": summary.store, "tables": summary.tables,
+            "formats": [{"format": k, "files": v} for k, v in summary.formats],
+            "agents": [{"agent": k, "episodes": v} for k, v in summary.agents],
+            "tools_declared": summary.declared, "tools_unknown": summary.undeclared,
+            "executed_writes": summary.writes, "calls_with_unknown_effect": summary.unknown_effect}))
         return
-    click.echo(f"store: {printable(summary['store'])}")
-    for table, count in summary["tables"].items():
+    click.echo(f"store: {printable(summary.store)}")
+    for table, count in summary.tables.items():
         click.echo(f"  {table:<17} {count:>10,}")
-    click.echo("formats: " + (", ".join(f"{printable(k)} ({v} files)" for k, v in summary["formats"]) or "none"))
-    click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary["agents"])
+    click.echo("formats: " + (", ".join(f"{printable(k)} ({v} files)" for k, v in summary.formats) or "none"))
+    click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary.agents)
                               or "none"))
-    click.echo(f"tools declared: {summary['declared']:,} episodes, unknown: {summary['undeclared']:,}")
-    unknown = summary["unknown_effect"]
-    click.echo(f"executed writes: {summary['writes']:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
+    click.echo(f"tools declared: {summary.declared:,} episodes, unknown: {summary.undeclared:,}")
+    unknown = summary.unknown_effect
+    click.echo(f"executed writes: {summary.writes:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
                "an unknown effect" + (": see `tracelab effects unknown`" if unknown else ""))
-    if summary["tables"]["quarantine"]:
+    if summary.tables["quarantine"]:
         click.echo('quarantine: tracelab sql "SELECT source_uri, line, reason FROM quarantine"')
-
-
-def store_summary(store) -> dict:  # type: ignore[no-untyped-def]
-    """What `info` prints, as data."""
-    from tracelab.store import TABLES
-
-    con = store.con
-    tables = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in TABLES}
-    formats = con.execute("SELECT format, count(*) FROM sources GROUP BY 1 ORDER BY 2 DESC, 1").fetchall()
-    agents = con.execute(
-        "SELECT agent, count(*) FROM episodes GROUP BY 1 ORDER BY 2 DESC, 1 NULLS LAST LIMIT 10"
-    ).fetchall()
-    declared, undeclared = con.execute(
-        "SELECT count(*) FILTER (WHERE tools_declared), count(*) FILTER (WHERE NOT tools_declared) "
-        "FROM episodes"
-    ).fetchall()[0]
-    writes = con.execute("SELECT count(*) FROM executed_writes").fetchall()[0][0]
-    return {"store": str(store.path), "tables": tables, "formats": formats, "agents": agents,
-            "declared": declared, "undeclared": undeclared, "writes": writes,
-            "unknown_effect": store.effects.unknown_calls()}
 
 
 @click.command()

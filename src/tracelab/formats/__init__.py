@@ -1,54 +1,73 @@
 """Input formats: the registry, in `tracelab formats` and auto-detection order."""
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from tracelab.formats import (
+    agentdojo,
+    anthropic,
+    assay,
+    atif,
+    claude_code,
+    codex,
+    inspect_log,
+    langfuse,
+    langsmith,
+    native,
+    openai_chat,
+    openai_responses,
+    openhands,
+    openinference,
+    otlp,
+    swe_agent,
+    tau_bench,
+)
+from tracelab.formats.base import Adapter
 
 # Auto-detection tries these in order and picks the first that claims a file
-# (docs/formats.md). Native first: its records are unambiguous.
-FORMAT_MODULES: tuple[str, ...] = (
-    "native",
+# (docs/formats.md). Native first: its records are unambiguous. Each module is checked
+# against the `Adapter` protocol by mypy: a missing or mistyped name fails `make test`.
+ADAPTERS: tuple[Adapter, ...] = (
+    native,
     # Framework logs with their own markers (an `eval` spec, an ATIF schema_version,
     # Assay event types): no message log looks like them.
-    "inspect_log",
-    "atif",
-    "assay",
+    inspect_log,
+    atif,
+    assay,
     # Coding-agent sessions and trace-store exports, each known by its own keys (Claude Code's
     # sessionId/parentUuid, Codex's typed payloads, LangSmith's run_type, Langfuse's
     # observations): no message log has them.
-    "claude_code",
-    "codex",
-    "langsmith",
-    "langfuse",
+    claude_code,
+    codex,
+    langsmith,
+    langfuse,
     # Benchmark outputs, known by their benchmark's keys; before the message logs,
     # since an AgentDojo run is also an OpenAI chat log.
-    "tau_bench",
-    "agentdojo",
-    "swe_agent",
-    "openhands",
+    tau_bench,
+    agentdojo,
+    swe_agent,
+    openhands,
     # Message logs, specific before generic: openai-chat claims any `messages` log
     # without Responses or Anthropic markers, so it stays after both.
-    "openai_responses",
-    "anthropic",
-    "openai_chat",
+    openai_responses,
+    anthropic,
+    openai_chat,
     # Span traces: OpenInference before OTLP, since it also claims OTLP files whose spans
     # carry `openinference.span.kind`.
-    "openinference",
-    "otlp",
+    openinference,
+    otlp,
 )
 
 
-def all_formats() -> list[ModuleType]:
-    """Every adapter module, in registry order."""
-    return [importlib.import_module(f"tracelab.formats.{mod}") for mod in FORMAT_MODULES]
+def all_formats() -> list[Adapter]:
+    """Every adapter, in registry order."""
+    return list(ADAPTERS)
 
 
-def get_format(name: str) -> ModuleType:
+def get_format(name: str) -> Adapter:
     """The adapter whose `name` is `name` (a format name as users type it)."""
     from tracelab.errors import UsageError
 
-    for module in all_formats():
-        if module.name == name:
-            return module
-    names = ", ".join(m.name for m in all_formats())
+    for adapter in ADAPTERS:
+        if adapter.name == name:
+            return adapter
+    names = ", ".join(a.name for a in ADAPTERS)
     raise UsageError(f"unknown format {name!r}; known formats: auto, {names}")

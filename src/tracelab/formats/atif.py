@@ -87,7 +87,7 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
 
 def _fields(record: Record, agent: Record, raw_steps: list[Any], source: Source,
             line: int) -> Record:
-    extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
+    extra = record["extra"] if isinstance(record.get("extra"), dict) else {}
     id_key = next((key for key in ID_KEYS if record.get(key)), None)
     episode_id = record[id_key] if id_key else f"{source.content_hash[:16]}:{line}"
     fields: Record = {"episode_id": episode_id}
@@ -167,7 +167,7 @@ def _observations(step: Record, source: str, names: dict[Any, Any], where: str) 
         return []
     at = f"{where}.observation.results"
     results = require_list(require_object(observation, f"{where}.observation").get("results"), at)
-    out = []
+    out: list[Step] = []
     for index, result in enumerate(results):
         result = require_object(result, f"{at}[{index}]")
         call_id = result.get("source_call_id")

@@ -472,7 +472,7 @@ def _read_block(fh: BinaryIO, size: int, uri: str) -> bytes:
 
 def _read_checked(fh: BinaryIO, uri: str, limit: int) -> bytes:
     """Up to `limit` bytes of `fh` (all of it when shorter)."""
-    chunks = []
+    chunks: list[bytes] = []
     size = 0
     while size < limit:
         block = _read_block(fh, min(1 << 22, limit - size), uri)

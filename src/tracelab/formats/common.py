@@ -517,7 +517,7 @@ def require_list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def rest(obj: Record, mapped: Iterable[str]) -> Record:
+def rest(obj: Record, mapped: Iterable[str | None]) -> Record:
     """The keys of `obj` an adapter does not map (they go to the step's `meta`)."""
     skip = set(mapped)
     return {key: value for key, value in obj.items() if key not in skip and value is not None}

@@ -149,7 +149,7 @@ def _chat_result(step: Record) -> Record:
 
 
 def _chat_tool(tool: Record) -> Record:
-    function = {key: tool[key] for key in ("name", "description", "parameters") if key in tool}
+    function: Record = {key: tool[key] for key in ("name", "description", "parameters") if key in tool}
     if tool.get("effect") is not None:
         function["x-effect"] = tool["effect"]
     return {"type": "function", "function": function}
@@ -203,7 +203,7 @@ def _anthropic_result(step: Record) -> Record:
 
 
 def _anthropic_tool(tool: Record) -> Record:
-    out = {key: tool[key] for key in ("name", "description") if key in tool}
+    out: Record = {key: tool[key] for key in ("name", "description") if key in tool}
     if "parameters" in tool:
         out["input_schema"] = tool["parameters"]
     if tool.get("effect") is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from tracelab.formats.common import (
     Record,
@@ -117,10 +117,10 @@ class _Transcript:
                 self._add([self._input_step(message)], event.get("timestamp"))
         if event.get("error"):
             self._add([{"kind": "error", "text": str(event["error"])}], event.get("timestamp"))
-        message = _output_message(event)
-        if message is not None:
-            self.seen.add(_message_key(message))
-            turn = self._assistant(message, f"{self.where}: a model event's output")
+        output = _output_message(event)
+        if output is not None:
+            self.seen.add(_message_key(output))
+            turn = self._assistant(output, f"{self.where}: a model event's output")
             self.pending.update(
                 s["call_id"] for s in turn
                 if s["kind"] == "tool_call" and isinstance(s.get("call_id"), str)
@@ -185,7 +185,7 @@ class _Transcript:
                   event.get("timestamp"))
 
     def _approval(self, event: Record) -> None:
-        call = event.get("call") if isinstance(event.get("call"), dict) else {}
+        call = event["call"] if isinstance(event.get("call"), dict) else {}
         data = {key: event[key] for key in APPROVAL_KEYS if event.get(key) is not None}
         data.update({key: call[key] for key in ("id", "function") if call.get(key) is not None})
         self._add([{"kind": "event", "name": "approval", "data": data}], event.get("timestamp"))
@@ -263,7 +263,7 @@ def _output_message(event: Record) -> Record | None:
     return message if isinstance(message, dict) else None
 
 
-def _among(value: Any, names: Container[str]) -> bool:
+def _among(value: Any, names: Container[str]) -> TypeGuard[str]:
     """`value` is a string in `names` (recorded values may be any JSON, lists included)."""
     return isinstance(value, str) and value in names
 

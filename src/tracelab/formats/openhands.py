@@ -96,7 +96,7 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
     fields = episode_fields(record, source, line, ("history", "instance_id", "error"))
     steps: list[Step] = []
     tools: list[Record] | None = None
-    seen_responses: set[str] = set()
+    seen_responses: set[str | int] = set()
     for index, event in enumerate(events):
         event = require_object(event, f"history[{index}]")
         if event.get("action") == "system":
@@ -114,10 +114,10 @@ def _labels(record: Record, events: list[Any]) -> Record:
     labels: Record = {}
     if record.get("instance_id") is not None:
         labels["case_id"] = record["instance_id"]
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    metadata = record["metadata"] if isinstance(record.get("metadata"), dict) else {}
     if metadata.get("agent_class") is not None:
         labels["agent"] = metadata["agent_class"]
-    llm = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+    llm = metadata["llm_config"] if isinstance(metadata.get("llm_config"), dict) else {}
     if llm.get("model") is not None:
         labels["model"] = llm["model"]
     if record.get("error") is not None:
@@ -132,7 +132,7 @@ def _labels(record: Record, events: list[Any]) -> Record:
 
 
 def _version(event: Record) -> Record:
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    args = event["args"] if isinstance(event.get("args"), dict) else {}
     version = args.get("openhands_version")
     return {"agent_version": version} if version is not None else {}
 
@@ -142,7 +142,7 @@ def _tools(event: Record, where: str) -> list[Record] | None:
     return tool_list(args, chat_tool_definition)
 
 
-def _event_steps(event: Record, where: str, seen_responses: set[str]) -> list[Step]:
+def _event_steps(event: Record, where: str, seen_responses: set[str | int]) -> list[Step]:
     metadata = event.get("tool_call_metadata")
     if "action" in event:
         if isinstance(metadata, dict):
@@ -159,7 +159,7 @@ def _event_steps(event: Record, where: str, seen_responses: set[str]) -> list[St
 
 def _plain_action(event: Record, where: str) -> Step:
     action = event["action"]
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    args = event["args"] if isinstance(event.get("args"), dict) else {}
     if action == "system":
         return message_step("system", _text(args, "content", where), [], {})
     if action == "message":
@@ -183,7 +183,7 @@ def _text(holder: Record, key: str, where: str) -> str | None:
 
 
 def _call_steps(
-    event: Record, metadata: Record, where: str, seen_responses: set[str]
+    event: Record, metadata: Record, where: str, seen_responses: set[str | int]
 ) -> list[Step]:
     """The model's text (once per response), then the call as the model sent it."""
     call_id = metadata.get("tool_call_id")
@@ -198,7 +198,7 @@ def _call_steps(
         text, parts = content_text(message.get("content"), f"{where}.model_response")
         if text or parts:
             steps.append(message_step("assistant", text or None, parts, {}))
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = call["function"] if isinstance(call.get("function"), dict) else {}
     args = function["arguments"] if "arguments" in function else event.get("args")
     steps.append(tool_call_step(metadata.get("function_name"), call_id, args))
     return steps
@@ -215,7 +215,7 @@ def _model_call(metadata: Record, call_id: Any) -> tuple[Record, Record]:
     choice = choices[0] if isinstance(choices, list) and choices else {}
     message = choice.get("message") if isinstance(choice, dict) else None
     message = message if isinstance(message, dict) else {}
-    calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+    calls = message["tool_calls"] if isinstance(message.get("tool_calls"), list) else []
     call = next((c for c in calls if isinstance(c, dict) and c.get("id") == call_id), {})
     return message, call
 
@@ -227,8 +227,8 @@ def _result(event: Record, metadata: Record, where: str) -> Step:
         metadata.get("tool_call_id"), metadata.get("function_name"), text, status != "ok", error
     )
     step["status"] = status
-    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
-    run = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+    extras = event["extras"] if isinstance(event.get("extras"), dict) else {}
+    run = extras["metadata"] if isinstance(extras.get("metadata"), dict) else {}
     if run.get("exit_code") is not None:
         step["meta"] = {"exit_code": run["exit_code"]}
     return step

@@ -155,7 +155,7 @@ def _has_kind(record: Record) -> bool:
 
 def _ids(record: Record) -> tuple[Any, Any]:
     """A Phoenix span's ``(trace_id, span_id)`` as given (nested `context` or flat keys)."""
-    context = record.get("context") if isinstance(record.get("context"), dict) else {}
+    context = record["context"] if isinstance(record.get("context"), dict) else {}
     return (
         context.get("trace_id", record.get("context.trace_id")),
         context.get("span_id", record.get("context.span_id")),
@@ -292,7 +292,7 @@ def _fill_otlp(span: Span, raw: Record, attrs: Record, resource: Record) -> None
         event_flat: Record = {}
         flatten(event_attrs, "", event_flat)
         events.append((event, event_flat))
-    status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
+    status = raw["status"] if isinstance(raw.get("status"), dict) else {}
     failed = status.get("code") in ERROR_CODES
     if resource.get("openinference.project.name") is not None:
         span.meta["project"] = resource["openinference.project.name"]
@@ -432,7 +432,7 @@ def _definition(entry: Record, where: str) -> Record:
     except RecordError:
         schema = None  # not JSON (e.g. a Python repr): the explicit name still names the tool
     schema = schema if isinstance(schema, dict) else {}
-    function = schema.get("function") if isinstance(schema.get("function"), dict) else schema
+    function = schema["function"] if isinstance(schema.get("function"), dict) else schema
     name_key = "tool.name" if "tool.name" in entry else "tool.json_schema name"
     # the episode's definitions are a union by name, so a name must be a string
     name = optional_string(entry.get("tool.name", function.get("name")), f"{where}.{name_key}")

@@ -275,7 +275,7 @@ def _conversation(span: Span, raw: Record, attrs: Record, resource: Record) -> N
 
 def _fill(span: Span, raw: Record, attrs: Record, resource: Record) -> None:
     _conversation(span, raw, attrs, resource)
-    status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
+    status = raw["status"] if isinstance(raw.get("status"), dict) else {}
     error_type = attrs.get("error.type")
     span.failed = status.get("code") in ERROR_CODES or error_type is not None
     if span.failed:
@@ -341,7 +341,7 @@ def _messages(span: Span, raw: Record, attrs: Record) -> None:
                 span.outputs.append(_legacy("assistant", require_object(message, where), where))
 
 
-def span_events(raw: Record) -> list[tuple[str, Record]]:
+def span_events(raw: Record) -> list[tuple[str | None, Record]]:
     """``(name, attributes)`` of an OTLP span's events."""
     events = raw.get("events") or []
     decoded = []
@@ -369,7 +369,7 @@ def _legacy(role: str, body: Record, where: str) -> Record:
     parts.extend(others)
     for index, call in enumerate(require_list(body.get("tool_calls") or [], f"{where}.tool_calls")):
         call = require_object(call, f"{where}.tool_calls[{index}]")
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        function = call["function"] if isinstance(call.get("function"), dict) else call
         parts.append(
             {
                 "type": "tool_call",

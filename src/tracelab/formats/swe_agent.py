@@ -105,10 +105,10 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
 
 
 def _labels(record: Record, source: Source) -> Record:
-    info = record.get("info") if isinstance(record.get("info"), dict) else {}
+    info = record["info"] if isinstance(record.get("info"), dict) else {}
     config = _replay_config(record.get("replay_config"))
-    agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
-    model = agent.get("model") if isinstance(agent.get("model"), dict) else {}
+    agent = config["agent"] if isinstance(config.get("agent"), dict) else {}
+    model = agent["model"] if isinstance(agent.get("model"), dict) else {}
     problem = config.get("problem_statement")
     problem = problem if isinstance(problem, dict) else {}
     labels: Record = {"case_id": problem.get("id") or source.stem_name[: -len(SUFFIX)]}
@@ -192,6 +192,7 @@ def _history_steps(history: list[Any]) -> list[Step]:
 
 def _assistant(message: Record, where: str) -> list[Step]:
     thought = message.get("thought")
+    parts: list[Any]
     if isinstance(thought, str):
         text, parts = (thought if thought.strip() else None), []
     else:

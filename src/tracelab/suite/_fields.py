@@ -9,10 +9,13 @@ import datetime as dt
 import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from tracelab.errors import SuiteError
 from tracelab.suite._source import line_of, raw_of
+
+C = TypeVar("C", bound=str)
+"""A choice among fixed strings (often a `Literal`)."""
 
 
 @dataclass(frozen=True)
@@ -131,27 +134,62 @@ class Fields:
         """The raw value of `key`."""
         return self.data.get(key, default)
 
+    @overload
+    def string(self, key: str, default: str) -> str: ...
+    @overload
+    def string(self, key: str, default: None = None) -> str | None: ...
+
     def string(self, key: str, default: str | None = None) -> str | None:
         """A string value (a YAML bool, number or date is refused, with a quoting hint)."""
         if key not in self.data:
             return default
+        return self.need_string(key)
+
+    def need_string(self, key: str) -> str:
+        """The string at a key that must be present."""
+        self.require(key)
         return check_str(self.data[key], self.ctx.at(key), self.line(key), raw_of(self.data, key))
+
+    @overload
+    def boolean(self, key: str, default: bool) -> bool: ...
+    @overload
+    def boolean(self, key: str, default: None = None) -> bool | None: ...
 
     def boolean(self, key: str, default: bool | None = None) -> bool | None:
         """A boolean value: `true` or `false`."""
         if key not in self.data:
             return default
+        return self.need_boolean(key)
+
+    def need_boolean(self, key: str) -> bool:
+        """The boolean at a key that must be present."""
+        self.require(key)
         value = self.data[key]
         if not isinstance(value, bool):
             raise self.err(key, f"expected true or false, got {describe(value)}")
         return value
+
+    @overload
+    def integer(self, key: str, default: int, minimum: int | None = None) -> int: ...
+    @overload
+    def integer(self, key: str, default: None = None, minimum: int | None = None) -> int | None: ...
 
     def integer(self, key: str, default: int | None = None, minimum: int | None = None
                 ) -> int | None:
         """An integer (a boolean is not one), at least `minimum` when given."""
         if key not in self.data:
             return default
+        return self.need_integer(key, minimum)
+
+    def need_integer(self, key: str, minimum: int | None = None) -> int:
+        """The integer at a key that must be present, at least `minimum` when given."""
+        self.require(key)
         return check_int(self.data[key], self.ctx.at(key), self.line(key), minimum)
+
+    @overload
+    def number(self, key: str, default: float) -> float: ...
+    @overload
+    def number(self, key: str, default: None = None) -> float | None: ...
 
     def number(self, key: str, default: float | None = None) -> float | None:
         """A number (integer or decimal; a boolean is not one)."""
@@ -174,21 +212,27 @@ class Fields:
 
     def strings(self, key: str) -> tuple[str, ...] | None:
         """A list of strings, or None when the key is absent."""
-        if key not in self.data:
-            return None
+        return self.need_strings(key) if key in self.data else None
+
+    def need_strings(self, key: str) -> tuple[str, ...]:
+        """The list of strings at a key that must be present."""
+        self.require(key)
         return tuple(check_str(item, ctx, line, raw) for item, ctx, line, raw in self.items(key))
 
-    def choices(self, key: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...] | None:
+    def choices(self, key: str, allowed: tuple[C, ...], what: str) -> tuple[C, ...] | None:
         """A list of strings each one of `allowed` (e.g. step kinds), or None when absent."""
         if key not in self.data:
             return None
-        values = []
-        for item, ctx, line, raw in self.items(key):
-            value = check_str(item, ctx, line, raw)
-            if value not in allowed:
-                raise ctx.error(f"{value!r} is not {what} (use {', '.join(allowed)})", line)
-            values.append(value)
-        return tuple(values)
+        return tuple(self.choice(item, ctx, line, raw, allowed, what)
+                     for item, ctx, line, raw in self.items(key))
+
+    @staticmethod
+    def choice(item: Any, ctx: Ctx, line: int | None, raw: str | None, allowed: tuple[C, ...], what: str) -> C:
+        """`item` as the element of `allowed` it equals (so a `Literal` type survives)."""
+        value = check_str(item, ctx, line, raw)
+        if value not in allowed:
+            raise ctx.error(f"{value!r} is not {what} (use {', '.join(allowed)})", line)
+        return allowed[allowed.index(value)]
 
     def sub(self, key: str, allowed: Iterable[str], what: str) -> Fields:
         """The mapping at `key`, read with its own allowed keys."""

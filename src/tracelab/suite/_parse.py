@@ -34,7 +34,7 @@ from tracelab.suite.model import (
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 from tracelab.suite.where import SqlChecker
 
-STATUSES: tuple[str, ...] = get_args(Status)
+STATUSES: tuple[Status, ...] = get_args(Status)
 
 EXPECT_LISTS = ("tools_called", "must_mention", "must_not_leak", "confirmations_raised",
                 "writes", "writes_allowed", "must_not_write")
@@ -220,7 +220,7 @@ def read_statuses(f: Fields, key: str, allow_empty: bool) -> tuple[Status, ...] 
     values = f.choices(key, STATUSES, "a call status")
     if values == () and not allow_empty:
         raise f.err(key, "an empty status list matches no call; list at least one status")
-    return values  # type: ignore[return-value]
+    return values
 
 
 # --- select and expect -------------------------------------------------------------------
@@ -341,10 +341,10 @@ def read_rule(entry: Any, ctx: Ctx, line: int | None, env: Env) -> Rule:
     if kind == "never_after":
         return NeverAfterRule(type=kind, trigger=m("trigger"), forbidden=m("forbidden"))
     if kind == "eventually":
-        return EventuallyRule(type=kind, tool=m("tool"), within=f.integer("within"))
+        return EventuallyRule(type=kind, tool=m("tool"), within=f.need_integer("within"))
     if kind == "max_calls":
-        return MaxCallsRule(type=kind, tool=m("tool"), max=f.integer("max", minimum=0))
+        return MaxCallsRule(type=kind, tool=m("tool"), max=f.need_integer("max", minimum=0))
     if kind == "sequence":
         return SequenceRule(type=kind, tools=read_matchers(f, "tools", env),
                             strict=f.boolean("strict", False))
-    return BlocklistRule(type=kind, pattern=f.string("pattern"))
+    return BlocklistRule(type=kind, pattern=f.need_string("pattern"))

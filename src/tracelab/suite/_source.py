@@ -20,7 +20,7 @@ import yaml
 from tracelab.errors import SuiteError
 
 
-class Map(dict):
+class Map(dict[Any, Any]):
     """A mapping read from a suite file, with the 1-based line of each key."""
 
     def __init__(self, *args: Any, line: int | None = None, **kwargs: Any) -> None:
@@ -31,7 +31,7 @@ class Map(dict):
         """Source text of scalar values, by key (YAML only)."""
 
 
-class Seq(list):
+class Seq(list[Any]):
     """A YAML sequence, with the 1-based line and source text of each item."""
 
     def __init__(self, *args: Any, line: int | None = None) -> None:

@@ -18,8 +18,8 @@ from tracelab.errors import SuiteError
 from tracelab.suite.compile import FROM_DEFINITIONS, SchemaCheck
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 
-_OUT_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "passed": pl.Boolean,
-              "exercised": pl.Utf8, "reason": pl.Utf8, "step_idx": pl.Int32}
+_OUT_SCHEMA = pl.Schema({"unit_id": pl.Int64, "episode_id": pl.Utf8, "passed": pl.Boolean,
+                         "exercised": pl.Utf8, "reason": pl.Utf8, "step_idx": pl.Int32})
 _REASON_LIMIT = 300
 _CALL_KEYS = ["unit_id", "args", "args_text", "parameters"]
 """A call's outcome depends on these alone: each distinct combination is validated once."""

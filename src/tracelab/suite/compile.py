@@ -21,7 +21,7 @@ from tracelab.suite.families import FAMILIES, Columns, json_key, tables
 from tracelab.suite.globs import glob_to_re2, is_glob, literal_re2
 from tracelab.suite.model import FROM_DEFINITIONS, Assertion, Case, SchemaCheck, Suite, ToolMatcher
 
-_TYPES: dict[str, pl.DataType] = {"str": pl.Utf8, "int": pl.Int64, "bool": pl.Boolean,
+_TYPES: dict[str, pl.DataType] = {"str": pl.Utf8(), "int": pl.Int64(), "bool": pl.Boolean(),
                                   "list": pl.List(pl.Utf8)}
 
 _SHARED: dict[str, Columns] = {

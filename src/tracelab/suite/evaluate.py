@@ -98,11 +98,11 @@ def choose_cases(suite: Suite, cases: Iterable[str] | None,
         chosen = tuple(case for case in chosen if case.id in wanted)
     if categories is not None:
         wanted = list(dict.fromkeys(categories))
-        known = {case.category for case in suite.cases}
-        unknown = [c for c in wanted if c not in known]
+        used = {case.category for case in suite.cases}
+        unknown = [c for c in wanted if c not in used]
         if unknown:
             raise UsageError(f"{suite.path}: no case has category {unknown[0]!r} "
-                             f"(categories: {', '.join(sorted(c for c in known if c)) or 'none'})")
+                             f"(categories: {', '.join(sorted(c for c in used if c)) or 'none'})")
         chosen = tuple(case for case in chosen if case.category in wanted)
     return chosen
 

@@ -13,6 +13,7 @@ functions), `sql/assertions/<name>.sql`, and its section in docs/suites.md.
 """
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class Family(Generic[A]):
     """One assertion `type` of docs/suites.md §3, declared once for every layer that handles it."""
 
     type: str
-    model: type[A]
+    model: builtins.type[A]  # `type` here would mean the field above
     keys: tuple[str, ...]
     """The keys an entry takes besides `type` and `id`."""
     read: Callable[[Fields, str, str, Env], A | None]
@@ -174,7 +175,7 @@ _SEQUENCE_QUERY = Query("trace_tool_sequence", "p_sequences")
 def _read_tool_sequence(f: Fields, ident: str, kind: str, env: Env) -> ToolSequence:
     f.require("sequence", "allow_other_tools")
     return ToolSequence(id=ident, type=kind, sequence=read_matchers(f, "sequence", env),
-                        allow_other_tools=f.boolean("allow_other_tools"))
+                        allow_other_tools=f.need_boolean("allow_other_tools"))
 
 
 def _compile_tool_sequence(b: Builder, case: Case, unit: int, a: ToolSequence) -> None:
@@ -196,7 +197,7 @@ def _sequence_matchers(a: ToolSequence) -> Iterator[tuple[str, ToolMatcher]]:
 
 def _read_max_steps(f: Fields, ident: str, kind: str, env: Env) -> MaxSteps:
     f.require("max")
-    return MaxSteps(id=ident, type=kind, max=f.integer("max", minimum=0),
+    return MaxSteps(id=ident, type=kind, max=f.need_integer("max", minimum=0),
                     kinds=f.choices("kinds", STEP_KINDS, "a step kind"))
 
 
@@ -499,7 +500,7 @@ _UNAVAILABLE = ("`no` when the tool is known unavailable (docs/trace-format.md �
                 "when its availability is unknown")
 _NEVER = "never: `yes`"
 
-FAMILIES: dict[str, Family[Any]] = {family.type: family for family in (
+_DECLARED: tuple[Family[Any], ...] = (
     Family("trace_must_call_tool", MustCallTool, ("tool", "min_calls", "max_calls"),
            _read_must_call, _compile_must_call, (_CALL_COUNT_QUERY,), _NEVER,
            tables=CALL_COUNTS, lint=_lint_must_call, matchers=_tool_matcher),
@@ -562,7 +563,8 @@ FAMILIES: dict[str, Family[Any]] = {family.type: family for family in (
     _retrieval_family("retrieval_excludes", ("content_contains",), f"`no` when {_NO_RETRIEVAL}"),
     _retrieval_family("retrieval_within_budget", (),
                       f"`no` when {_NO_RETRIEVAL} with `budget_bytes`"),
-)}
+)
+FAMILIES: dict[str, Family[Any]] = {family.type: family for family in _DECLARED}
 """Every assertion type of docs/suites.md §3, in the order of its table."""
 
 ASSERTION_KEYS: dict[str, tuple[str, ...]] = {kind: f.keys for kind, f in FAMILIES.items()}

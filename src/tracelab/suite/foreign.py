@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from tracelab.suite._fields import Ctx, Fields, check_str, describe
@@ -247,13 +248,12 @@ def _metric_ids(metric: str, built: list[Built]) -> list[str]:
 
 def _needles(metric: str, f: Fields, env: Env) -> list[Built]:
     f.require(metric)
-    values = f.strings(metric) if isinstance(f.get(metric), list) else (f.string(metric),)
+    values = f.need_strings(metric) if isinstance(f.get(metric), list) else (f.need_string(metric),)
     if not values:
         raise f.err(metric, f"an empty {metric} list checks nothing")
     negate = metric == "must_not_contain"
     kind = "output_not_contains" if negate else "output_contains"
-    return [(kind, lambda i, k, v=v: OutputContains(id=i, type=k, value=v, negate=negate))
-            for v in values]
+    return [(kind, partial(OutputContains, value=v, negate=negate)) for v in values]
 
 
 def _regex(metric: str, f: Fields, env: Env) -> list[Built]:
@@ -264,7 +264,7 @@ def _regex(metric: str, f: Fields, env: Env) -> list[Built]:
             raise f.ctx.at("flags").at(index).error(
                 f"unknown regex flag {flag!r} (Assay's flags: i, m, s)", f.line("flags"))
     prefix = f"(?{''.join(dict.fromkeys(flags))})" if flags else ""
-    pattern = check_pattern(prefix + f.string("pattern"), f.ctx.at("pattern"),
+    pattern = check_pattern(prefix + f.need_string("pattern"), f.ctx.at("pattern"),
                             f.line("pattern"), env)
     negate = metric == "regex_not_match"
     kind = "output_not_matches" if negate else "output_matches"
@@ -276,7 +276,7 @@ def _tool_blocklist(metric: str, f: Fields, env: Env) -> list[Built]:
         raise f.err("blocklist", "give `blocked` or its synonym `blocklist`, not both")
     key = "blocklist" if f.has("blocklist") else "blocked"
     f.require(key)
-    blocked = f.strings(key)
+    blocked = f.need_strings(key)
     return [("tool_blocklist",
              lambda i, k: ToolBlocklist(id=i, type=k, blocked=blocked, exact=True))]
 
@@ -336,12 +336,11 @@ def _args_valid(metric: str, f: Fields, env: Env) -> list[Built]:
     if not isinstance(schemas, Mapping) or not schemas:
         raise ctx.error(f"expected a non-empty mapping of tool name: JSON Schema, got "
                         f"{describe(schemas)}", line)
-    built = []
+    built: list[Built] = []
     for tool, schema in schemas.items():
         tool = check_str(tool, ctx, line_of(schemas, tool) or line)
         compiled = read_schema(schema, ctx.at(tool), line_of(schemas, tool) or line, env)
-        built.append(("args_valid", lambda i, k, t=tool, s=compiled: ArgsValid(
-            id=i, type=k, tool=t, schema=s)))
+        built.append(("args_valid", partial(ArgsValid, tool=tool, schema=compiled)))
     return built
 
 

@@ -8,6 +8,7 @@ does not refuse what is merely ineffective or contradictory; that is
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from tracelab.suite._parse import (
 )
 from tracelab.suite._source import Document, read_document
 from tracelab.suite.families import read_assertions
-from tracelab.suite.model import Case, Effect, Suite
+from tracelab.suite.model import EFFECTS, Case, Effect, Suite
 from tracelab.suite.where import SqlChecker
 
 TOP_KEYS = ("suite", "agent", "min_cases", "tools", "defaults", "cases")
@@ -34,7 +35,7 @@ CASE_KEYS = ("id", "category", "select", "min_pass_rate", "allow_no_runs", "expe
 _SAME = {key: key for key in EXPECT_KEYS}
 
 
-def load_suite(path: str | Path) -> Suite:
+def load_suite(path: str | os.PathLike[str]) -> Suite:
     """Load and validate a suite file (tracelab YAML/JSON, harness JSON, or Assay eval.yaml).
 
     Raises:
@@ -96,12 +97,12 @@ def _tool_effects(top: Fields) -> tuple[tuple[str, Effect], ...]:
                                f"{describe(tools)}")
     f = Fields(tools, top.ctx.at("tools"), tuple(k for k in tools if isinstance(k, str)),
                "tools", top.line("tools"))
-    effects = []
+    effects: list[tuple[str, Effect]] = []
     for name in f.keys():
-        effect = f.string(name)
-        if effect not in ("read", "write"):
+        effect = f.need_string(name)
+        if effect not in EFFECTS:
             raise f.err(name, f"an effect is read or write, got {effect!r}")
-        effects.append((name, effect))
+        effects.append((name, EFFECTS[EFFECTS.index(effect)]))
     return tuple(effects)
 
 

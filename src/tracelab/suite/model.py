@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Status = Literal["ok", "error", "denied", "missing"]
 Effect = Literal["read", "write"]
+EFFECTS: tuple[Effect, ...] = get_args(Effect)
 SuiteKind = Literal["tracelab", "harness", "assay"]
 
 FROM_DEFINITIONS = "from_definitions"

@@ -20,7 +20,7 @@ what RE2 in DuckDB accepts.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -93,7 +93,7 @@ class SqlChecker:
         if not expr.strip():
             return "an empty expression; remove `where` or write a condition"
         sql = f"SELECT * FROM episodes WHERE {where_predicate(expr)}"
-        tree = json.loads(self.con.execute(load_sql("suite/where_ast"), [sql]).fetchone()[0])
+        tree = json.loads(self.con.execute(load_sql("suite/where_ast"), [sql]).fetchall()[0][0])
         problem = self._tree_problem(tree)
         if problem:
             return problem
@@ -174,7 +174,7 @@ def _is_plain_filter(node: dict[str, Any]) -> bool:
     )
 
 
-def _walk(value: Any):
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
     """Every mapping inside a parse tree, depth first."""
     if isinstance(value, dict):
         yield value

@@ -1,0 +1,73 @@
+"""What a store holds, as data: the counts `tracelab info` and `tracelab demo` print.
+
+The queries live in `sql/summary/`; the CLI only renders what these functions return.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tracelab.sqlfiles import load_sql
+from tracelab.store import TABLES
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from tracelab.store import Store
+
+
+@dataclass(frozen=True)
+class StoreSummary:
+    """Rows per table, ingested files per format, runs per agent, and what the runs declared."""
+
+    store: str
+    """The store's path."""
+    tables: dict[str, int]
+    """Rows per table, in `tracelab.store.TABLES` order."""
+    formats: list[tuple[str, int]]
+    """(format, files), most files first."""
+    agents: list[tuple[str | None, int]]
+    """(agent, runs) for the ten most frequent agents; None for runs that name none."""
+    declared: int
+    """Runs that recorded their tool definitions."""
+    undeclared: int
+    """Runs that did not."""
+    writes: int
+    """Executed writes: tool calls with effect write that ran."""
+    unknown_effect: int
+    """Calls whose tool has no known effect."""
+
+
+def summarize(store: Store) -> StoreSummary:
+    """The summary of `store` (one query per line of `tracelab info`)."""
+    con = store.con
+    # table names come from the TABLES allow-list, never from input
+    tables = {table: con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] for table in TABLES}
+    declared, undeclared = con.execute(load_sql("summary/tools_declared")).fetchall()[0]
+    return StoreSummary(
+        store=str(store.path),
+        tables=tables,
+        formats=[(name, files) for name, files in con.execute(load_sql("summary/formats")).fetchall()],
+        agents=[(agent, runs) for agent, runs in con.execute(load_sql("summary/agents")).fetchall()],
+        declared=declared,
+        undeclared=undeclared,
+        writes=executed_write_count(store),
+        unknown_effect=store.effects.unknown_calls(),
+    )
+
+
+def executed_write_count(store: Store) -> int:
+    """How many tool calls with effect write ran (the `executed_writes` view)."""
+    count: int = store.con.execute(load_sql("summary/executed_write_count")).fetchall()[0][0]
+    return count
+
+
+def executed_writes(store: Store) -> pl.DataFrame:
+    """Every executed write (run, tool, arguments), in run and call order."""
+    return store.sql(load_sql("summary/executed_writes"))
+
+
+def runs_mentioning(store: Store, needle: str) -> pl.DataFrame:
+    """(run, origin) for every run whose transcript holds `needle`, ignoring case."""
+    return store.sql(load_sql("summary/runs_mentioning"), {"needle": needle})
+
