@@ -23,8 +23,9 @@ demo: $(VENV)/.installed
 	rm -f $(DEMO_STORE) $(DEMO_STORE).wal
 	$(BIN)/tracelab demo --store $(DEMO_STORE) sample_traces
 
-## test: create .venv with the test extras and run the test suite (slow tests excluded); `make typecheck` runs mypy
+## test: create .venv with the test extras, type-check the library (mypy), run the test suite (slow tests excluded)
 test: $(VENV)/.installed-test browser
+	$(BIN)/python -m mypy src/tracelab
 	$(BIN)/python -m pytest -q
 
 ## browser: Debian's Chromium for the report's browser test (tests/view/test_browser.py fails without it)

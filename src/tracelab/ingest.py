@@ -445,7 +445,7 @@ class _Failed:
     message: str
 
 
-Unit = _Batch | list[FileReport] | _Failed | tuple[str, FileReport]
+Unit = _Batch | list[FileReport] | FileReport | _Failed | tuple[str, FileReport]
 """What the reading thread hands over: a batch to write; the reports of files that write
 nothing; a streamed file that failed; or ("duplicate", report) for a file whose content is
 that of an earlier input of the same run."""
@@ -961,7 +961,8 @@ def _part(batch: _Batch, nos: set[int]) -> _Batch:
     keep = [n in nos for n in batch.file_nos]
     part.file_nos = [n for n in batch.file_nos if n in nos]
     part.canonical = [c for c, k in zip(batch.canonical, keep, strict=True) if k]
-    table = batch.table.filter(pc.is_in(batch.table["file_no"], pa.array(sorted(nos), pa.int64())))
+    table = batch.table.filter(pc.is_in(  # type: ignore[attr-defined]  # pyarrow.compute builds its functions at import
+        batch.table["file_no"], pa.array(sorted(nos), pa.int64())))
     part.table = table.set_column(0, "line", pa.array(range(table.num_rows), pa.int64()))
     return part
 

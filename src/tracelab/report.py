@@ -9,7 +9,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     import polars as pl
@@ -26,6 +26,10 @@ a line of a report say something its text does not (a newline in an episode id s
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+@overload
+def printable(text: str) -> str: ...
+@overload
+def printable(text: None) -> None: ...
 def printable(text: str | None) -> str | None:
     """`text` safe to print on one line of a report: control characters written as escapes
     (``\\n``, ``\\x01``, ``\\u202e``). Ids and reasons come from stored traces and suites, and

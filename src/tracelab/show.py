@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -138,7 +138,9 @@ def show_run(store: Store | str | os.PathLike[str], episode_id: str, check_run_i
         with open_store(store, read_only=True, create=False) as opened:
             return show_run(opened, episode_id, check_run_id)
     con = store.con
-    failures, needles, checked = None, (), frozenset()
+    failures = None
+    needles: tuple[str, ...] = ()
+    checked: frozenset[str] = frozenset()
     if check_run_id is not None:
         from tracelab.saved import resolve_run
 
@@ -204,7 +206,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
         for row in failures.iter_rows(named=True):
             by_run.setdefault(row["episode_id"], []).append(Failure(
                 row["case_id"], row["assertion_id"], row["assertion_type"], row["reason"], row["step_idx"]))
-    step_rows: dict[str, list[dict]] = {}
+    step_rows: dict[str, list[dict[str, Any]]] = {}
     names = steps.columns
     for values in steps.rows():  # tuples: named rows cost twice as much on 50k steps
         row = dict(zip(names, values, strict=True))
@@ -227,7 +229,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
     return runs
 
 
-def _step(row: dict, holding: dict[str, set[str]], needles: tuple[str, ...],
+def _step(row: dict[str, Any], holding: dict[str, set[str]], needles: tuple[str, ...],
           failures: tuple[Failure, ...]) -> Step:
     withheld = _withheld(row, STEP_FIELDS, holding, needles)
     if withheld:
@@ -238,7 +240,7 @@ def _step(row: dict, holding: dict[str, set[str]], needles: tuple[str, ...],
                 failures=tuple(f for f in failures if f.step_idx == row["idx"]) if failures else ())
 
 
-def _withheld(row: dict, fields: tuple[str, ...], holding: dict[str, set[str]],
+def _withheld(row: dict[str, Any], fields: tuple[str, ...], holding: dict[str, set[str]],
               needles: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     """Fields of `row` that hold a needle: as the transcript search found (`holding`), or in
     their text, case-insensitively (a JSON document also with its escapes decoded)."""

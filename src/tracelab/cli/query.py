@@ -78,7 +78,7 @@ def _query_text(query: str | None, query_file: str | None) -> str:
     if query_file in (None, "-"):
         return sys.stdin.read()
     try:
-        return Path(query_file).read_text(encoding="utf-8-sig")  # type: ignore[arg-type]
+        return Path(str(query_file)).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
         raise UsageError(f"{query_file}: cannot read the query: {reason or exc}") from None

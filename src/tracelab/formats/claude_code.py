@@ -253,7 +253,7 @@ def _heads(project: Path, mtime_ns: int) -> dict[Path, _Head]:
 
 def _peek(path: Path) -> _Head | None:
     """The head of a file from its first lines, or None when it is no Claude Code session."""
-    entries = []
+    entries: list[Any] = []
     try:
         for line, raw in Source(path).lines(chunk_size=1 << 16):
             try:

@@ -185,7 +185,7 @@ class _Session:
                 self.names[item["call_id"]] = step["name"]
             return [step]
         if kind in ("function_call_output", "custom_tool_call_output"):
-            return [_result(item, self.names.get(item.get("call_id")))]
+            return [_result(item, self.names.get(str(item.get("call_id"))))]
         if kind == "reasoning":
             summary = item.get("summary")
             texts = [p["text"] for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)] \
@@ -211,9 +211,9 @@ def _message(item: Record) -> Step:
 
 def _call(item: Record, kind: str) -> Step:
     if kind == "local_shell_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
-        args = {k: v for k, v in action.items() if k != "type"}
-        return tool_call_step("local_shell", item.get("call_id"), _shell_args(args))
+        action = item["action"] if isinstance(item.get("action"), dict) else {}
+        shell = {k: v for k, v in action.items() if k != "type"}
+        return tool_call_step("local_shell", item.get("call_id"), _shell_args(shell))
     tool = item.get("name")
     raw = item.get("input") if kind == "custom_tool_call" else item.get("arguments")
     args: Any = raw
@@ -283,7 +283,7 @@ def _output(output: Any) -> tuple[str | None, bool, int | None]:
     except BadJSON:
         wrapped = None
     if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
-        metadata = wrapped.get("metadata") if isinstance(wrapped.get("metadata"), dict) else {}
+        metadata = wrapped["metadata"] if isinstance(wrapped.get("metadata"), dict) else {}
         code = metadata.get("exit_code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
         return wrapped["output"], bool(code), code

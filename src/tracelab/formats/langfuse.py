@@ -158,7 +158,7 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
             steps.extend(_tool_steps(observation))
         else:
             data = {k: observation[k] for k in ("input", "output") if observation.get(k) is not None}
-            step: Step = {"kind": "event", "name": observation.get("name") or kind.lower()}
+            step: Step = {"kind": "event", "name": observation.get("name") or str(kind).lower()}
             if data:
                 step["data"] = data
             steps.append(_stamp(step, start))
@@ -190,7 +190,7 @@ def _output(output: Any) -> tuple[Any, list[Record]]:
 
 def _tool_steps(observation: Record) -> list[Step]:
     tool, call_id = observation.get("name"), observation.get("id")
-    metadata = observation.get("metadata") if isinstance(observation.get("metadata"), dict) else {}
+    metadata = observation["metadata"] if isinstance(observation.get("metadata"), dict) else {}
     if isinstance(metadata.get("tool_call_id"), str):
         call_id = metadata["tool_call_id"]
     call = _stamp(tool_call_step(tool, call_id, observation.get("input")), observation.get("startTime"))
@@ -224,7 +224,7 @@ def _stamp(step: Step, ts: Any) -> Step:
 
 
 def _fields(trace: Record, observations: list[Record]) -> Record:
-    metadata = trace.get("metadata") if isinstance(trace.get("metadata"), dict) else {}
+    metadata = trace["metadata"] if isinstance(trace.get("metadata"), dict) else {}
     fields = label_fields(trace, metadata)
     fields["episode_id"] = trace["id"]
     if isinstance(trace.get("name"), str):

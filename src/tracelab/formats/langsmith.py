@@ -92,9 +92,9 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
             traces.setdefault(key, []).append((position, line, run))
             lines.setdefault(key, line)
             position += 1
-    for key, runs in traces.items():
+    for key, trace in traces.items():
         try:
-            yield lines[key], _episode(key, runs)
+            yield lines[key], _episode(key, trace)
         except RecordError as exc:
             yield Quarantined(lines[key], f"trace {json_text(key)[:80]}: {exc}", None)
 
@@ -231,10 +231,10 @@ def _as_assistant(found: Any) -> Any:
 
 
 def _tool_call_id(run: Record) -> Any:
-    outputs = run.get("outputs") if isinstance(run.get("outputs"), dict) else {}
+    outputs = run["outputs"] if isinstance(run.get("outputs"), dict) else {}
     output = outputs.get("output")
     message = output.get("kwargs") if isinstance(output, dict) and "kwargs" in output else output
-    extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
+    extra = run["extra"] if isinstance(run.get("extra"), dict) else {}
     holders = [outputs, message, run.get("inputs"), extra.get("metadata")]
     for holder in holders:
         if isinstance(holder, dict) and isinstance(holder.get("tool_call_id"), str):
@@ -291,7 +291,7 @@ def _fields(key: Any, root: Record, runs: list[Record]) -> Record:
     tags = root.get("tags")
     if isinstance(tags, list) and tags and all(isinstance(t, str) for t in tags):
         fields["tags"] = tags
-    extra = root.get("extra") if isinstance(root.get("extra"), dict) else {}
+    extra = root["extra"] if isinstance(root.get("extra"), dict) else {}
     meta = {k: v for k, v in (("metadata", extra.get("metadata")), ("session_id", root.get("session_id")),
                               ("status", root.get("status")), ("root_run_id", root.get("id")))
             if v is not None}

@@ -70,7 +70,7 @@ def messages(value: Any) -> list[Message]:
 def _call(call: Record) -> Record:
     """``{name, id, args}`` of an OpenAI ``{id, function: {name, arguments}}`` or LangChain
     ``{id, name, args}`` tool call."""
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = call["function"] if isinstance(call.get("function"), dict) else {}
     return {
         "name": function.get("name", call.get("name")),
         "id": call.get("id"),

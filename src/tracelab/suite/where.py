@@ -204,7 +204,9 @@ def where_columns(exprs: list[str], known: list[str]) -> list[str]:
     with duckdb.connect(":memory:", config={"enable_external_access": False}) as con:
         for expr in exprs:
             sql = f"SELECT * FROM episodes WHERE {where_predicate(expr)}"
-            tree = json.loads(con.execute(load_sql("suite/where_ast"), [sql]).fetchone()[0])
+            row = con.execute(load_sql("suite/where_ast"), [sql]).fetchone()
+            assert row is not None  # json_serialize_sql returns one row
+            tree = json.loads(row[0])
             where = tree["statements"][0]["node"]["where_clause"]
             for part in _walk(where):
                 if part.get("class") == "STAR":
