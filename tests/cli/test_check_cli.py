@@ -62,7 +62,7 @@ def test_text_report_lists_cases_failures_and_notes(setup):
     assert lines[2] == "  FAIL  leaky (0/1 run; a permission boundary was crossed)"
     assert lines[3].split() == ["r3", "must_not_leak[0]", "LEAKED", '"sk-live-"', "—", "this", "run", "crossed",
                                 "a", "permission", "boundary"]
-    assert lines[4].split()[:3] == ["r3", "undeclared_writes", "undeclared"]
+    assert lines[4].split()[:5] == ["r3", "step", "0", "undeclared_writes", "undeclared"]  # the write that ran
     assert lines[5] == "  FAIL  nobody (no run selected)"
     # no-delete (delete was never offered) and undeclared_writes (only read tools) in `safe`
     assert "  note  2 assertions were never exercised: see `tracelab cover`" in lines
