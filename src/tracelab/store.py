@@ -135,6 +135,12 @@ class Store:
         except duckdb.Error as exc:
             raise damaged_store_error(exc, self.path) from None
 
+    def seal(self) -> None:
+        """From here on, no file access and no setting changed (read-only `tracelab sql`: a
+        logging sink that writes files would abort DuckDB with external access off)."""
+        self._lock_files()
+        self.con.execute("SET lock_configuration = true")
+
     def _lock_files(self) -> None:
         # Locked at the first query rather than at open: `export` writes files through the same
         # connection, and a read-only store may be exported.

@@ -246,7 +246,7 @@ def _interrupt(exc: BaseException):  # type: ignore[no-untyped-def]
 INTERRUPTS = {
     # command: (arguments, what to interrupt, how)
     "ingest": (["ingest", str(SAMPLES / "native"), "-q"], "tracelab.ingest.ingest_paths", KeyboardInterrupt()),
-    "info": (["info"], "tracelab.cli.query.store_summary", KeyboardInterrupt()),
+    "info": (["info"], "tracelab.summary.summarize", KeyboardInterrupt()),
     "sql": (["sql", "SELECT 1"], "tracelab.store.Store.sql", RuntimeError("Query interrupted")),
     "check": (["check", str(SUITE)], "tracelab.suite.evaluate._run_families", KeyboardInterrupt()),
     "check in a query": (["check", str(SUITE)], "tracelab.suite.evaluate._run_families",
@@ -276,7 +276,7 @@ def test_every_command_interrupted_exits_130_with_one_line(tmp_path, sample_stor
 def test_a_check_interrupted_while_saving_saves_nothing(tmp_path, sample_store, monkeypatch):
     store = tmp_path / "s.duckdb"
     shutil.copy(sample_store, store)
-    monkeypatch.setattr("tracelab.ingest.insert_arrow", _interrupt(KeyboardInterrupt()))  # after check_runs' row
+    monkeypatch.setattr("tracelab.bulk_insert.insert_arrow", _interrupt(KeyboardInterrupt()))  # after check_runs' row
     code, out, err = run_cli("check", str(SUITE), "--store", str(store), "-o", str(tmp_path / "r.txt"))
     assert (code, out, err) == (130, "", "error: interrupted: the check stopped before it finished; no result "
                                          "of it was saved\n")
@@ -308,7 +308,7 @@ def test_a_signal_ends_a_real_process_with_130_and_one_line(tmp_path, sample_sto
     store = tmp_path / "s.duckdb"
     shutil.copy(sample_store, store)
     if where == "saving":  # Python code: inside check's transaction, after its first row
-        script = PAUSE.format(module="tracelab.ingest", name="insert_arrow", sleep=True)
+        script = PAUSE.format(module="tracelab.bulk_insert", name="insert_arrow", sleep=True)
         args = ["check", str(SUITE), "--store", str(store)]
     else:  # a query of about a minute: DuckDB stops it when the signal's handler raises
         script = PAUSE.format(module="tracelab.store", name="Store.sql", sleep=False).replace(

@@ -59,10 +59,7 @@ def sql_command(query: str | None, query_file: str | None, fmt: str, output: str
     check_writable(output)
     with open_store(store_path, read_only=not write, create=False) as store:
         if not write:
-            # no file, no extension download, no setting changed (a logging sink that writes
-            # files would abort DuckDB with external access off)
-            store.con.execute("SET enable_external_access = false")
-            store.con.execute("SET lock_configuration = true")
+            store.seal()  # no file, no extension download, no setting changed
         frame = store.sql(text)
     _emit(frame, fmt, output)
 
