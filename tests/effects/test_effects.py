@@ -285,3 +285,16 @@ def test_the_readme_tour_declares_the_sample_effects(tmp_path):
         assert unknown_before > store.effects.unknown_calls() > 0
     # the shell tools are left unknown on purpose (sample_traces/effects.yaml)
     assert {"bash", "execute_bash"} <= set(left)
+
+
+def test_declaring_effects_refuses_a_damaged_store_untouched(tmp_path, write_jsonl):
+    db = tmp_path / "s.duckdb"
+    with open_store(db) as store:
+        store.ingest([write_jsonl([ep(f"r{i}", *call("send", {"pad": "x" * 2000})) for i in range(400)])])
+    data = bytearray(db.read_bytes())
+    for offset in range(300_000, len(data) - 4096, 40_000):
+        data[offset:offset + 2048] = b"\xff" * 2048
+    db.write_bytes(bytes(data))
+    result = CliRunner().invoke(cli, ["effects", "set", "send=write", "--store", str(db)])
+    assert result.exit_code == 3 and "damaged" in result.output and "Traceback" not in result.output
+    assert db.read_bytes() == bytes(data)
