@@ -29,6 +29,8 @@ allocations come on top: at 1 GB, ingesting a 500 MB file peaks under 2 GB of RS
 TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources")
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("executed_writes", "transcript", "tool_availability")
+CHECK_TABLES = ("check_runs", "check_results")
+"""Saved checks; a Parquet store has them when `check --engine spark` saved one (tracelab.spark)."""
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET"})
 """Statement types a read-only store runs (DESCRIBE, SHOW and SUMMARIZE are SELECTs)."""
 
@@ -133,7 +135,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
-               create: bool = True, wait: float = 0) -> Store:
+               create: bool = True, wait: float = 0, buckets: Sequence[int] | None = None) -> Store:
     """Open (or create) a store.
 
     Args:
@@ -143,6 +145,8 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         create: create the file when missing (otherwise a missing store is an error).
         wait: while another process holds the file's lock, keep trying for up to this many
             seconds before giving up (0: give up at once).
+        buckets: a Parquet store only: read only these `ep_bucket` partitions of the episode
+            tables (a Spark task evaluates one partition of the runs; tracelab.spark).
 
     Raises:
         StoreError: missing, locked (still, after `wait`), corrupt, or written by an unknown
@@ -150,7 +154,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
     """
     target = Path(os.fspath(path) if path is not None else default_store_path())
     if target.is_dir():
-        return _open_parquet(target)
+        return _open_parquet(target, buckets)
     if not target.exists() and (read_only or not create):
         raise StoreError(f"no store at {target}; run `tracelab ingest` first")
     con = _connect(target, read_only=read_only, wait=wait)
@@ -243,7 +247,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: Path) -> None:
         )
 
 
-def _open_parquet(folder: Path) -> Store:
+def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
     missing = [t for t in TABLES if not (folder / t).is_dir()]
     if missing:
         raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
@@ -252,10 +256,15 @@ def _open_parquet(folder: Path) -> Store:
     con = duckdb.connect(":memory:")
     try:
         _configure(con)
-        for table in TABLES:
+        saved = tuple(t for t in CHECK_TABLES if (folder / t).is_dir())
+        for table in TABLES + saved:
             partitioning = "hive" if table in PARTITIONED else None
-            con.register(f"_pq_{table}", ds.dataset(folder / table, format="parquet",
-                                                   partitioning=partitioning))
+            data = ds.dataset(folder / table, format="parquet", partitioning=partitioning)
+            if buckets is not None and table in PARTITIONED:
+                import pyarrow.compute as pc
+
+                data = data.filter(pc.field("ep_bucket").isin(list(buckets)))
+            con.register(f"_pq_{table}", data)
             con.execute(f"CREATE VIEW {table} AS SELECT * FROM _pq_{table}")
         con.execute("CREATE TABLE tracelab_meta (key VARCHAR, value VARCHAR)")
         con.execute("INSERT INTO tracelab_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from tracelab.cli.engine import engine_options, spark_store
 from tracelab.cli.options import echo_document, store_option
 from tracelab.report import indented_json
 
@@ -23,8 +24,9 @@ def _suite_file(suite: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Report format.")
 @store_option
+@engine_options
 def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str,
-          store_path: str | None) -> None:
+          store_path: str | None, engine: str, spark_master: str | None) -> None:
     """Exercise coverage of SUITE across the stored runs, per case and assertion.
 
     For each assertion: its runs, passes, failures, and how many runs exercised it
@@ -36,8 +38,14 @@ def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     from tracelab.store import open_store
 
     _suite_file(suite)
-    with open_store(store_path, read_only=True, create=False) as store:
-        result = measure(store, suite, cases=list(cases) or None, categories=list(categories) or None)
+    if engine == "spark":
+        from tracelab import spark
+
+        result = spark.cover(spark_store(store_path), suite, cases=list(cases) or None,
+                             categories=list(categories) or None, master=spark_master)
+    else:
+        with open_store(store_path, read_only=True, create=False) as store:
+            result = measure(store, suite, cases=list(cases) or None, categories=list(categories) or None)
     if fmt == "json":
         echo_document(indented_json(result.to_json_dict(suite)))
     else:

@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from tracelab.cli.engine import engine_options, spark_store
 from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 
@@ -39,9 +40,12 @@ class _Seconds(click.ParamType):
               metavar="[SECONDS]",
               help=f"When another tracelab has the store open, wait for it (up to SECONDS, "
                    f"{DEFAULT_WAIT:g} when none is given) instead of exiting 3 at once.")
+@click.option("--buckets", type=click.IntRange(1, 65536), default=None,
+              help="With --engine spark: ep_bucket partitions of a new Parquet store (default 16).")
 @store_option
-def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: float,
-           store_path: str | None) -> None:
+@engine_options
+def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: float, buckets: int | None,
+           store_path: str | None, engine: str, spark_master: str | None) -> None:
     """Load trace files, folders (recursively) or globs into the store.
 
     Prints episodes added, skipped (already ingested) and quarantined. Bad records
@@ -53,9 +57,19 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
     files = expand_paths(paths)
     if not files:
         raise UsageError(f"no files found in {', '.join(paths)}")
-    with open_store(store_path, wait=wait) as store:
-        report = _run_with_progress(store, list(paths), fmt, replace, quiet, sum(f.stat().st_size for f in files))
+    if engine == "spark":
+        from tracelab import spark
+
+        report = spark.ingest(spark_store(store_path), list(paths), fmt, replace=replace, buckets=buckets,
+                              master=spark_master, progress=None if quiet else lambda line: click.echo(line, err=True))
         _print_report(report, quiet)
+    else:
+        if buckets is not None:
+            raise click.UsageError("--buckets applies to --engine spark (a DuckDB store has no partitions)")
+        with open_store(store_path, wait=wait) as store:
+            report = _run_with_progress(store, list(paths), fmt, replace, quiet,
+                                        sum(f.stat().st_size for f in files))
+            _print_report(report, quiet)
     if report.failed:
         raise DataError(f"{len(report.failed)} file(s) could not be read to the end and loaded nothing")
     if report.count("not-a-trace") == len(report.files):
