@@ -13,6 +13,7 @@ import check_bench  # noqa: E402
 import cover_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
+import spark_bench  # noqa: E402
 from common import ROOT, machine, write_results  # noqa: E402
 
 
@@ -21,6 +22,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100_000, help="corpus size (default 100k)")
     parser.add_argument("--scaling", default=",".join(map(str, check_bench.SCALING)),
                         help="corpus sizes of the check scaling run, comma-separated ('' skips it)")
+    parser.add_argument("--spark-episodes", type=int, default=1_000_000,
+                        help="runs of the Spark section, local[2] (default 1M; 0 skips it)")
     args = parser.parse_args()
     results: dict[str, object] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -49,6 +52,9 @@ def main() -> None:
     results["adapters"] = adapters = adapter_bench.run()
     for figures in adapters.values():
         print(adapter_bench.summary(figures))
+    if args.spark_episodes:
+        results["spark"] = spark = spark_bench.run(args.spark_episodes)
+        print(spark_bench.summary(spark))
     out = write_results(results)
     write_markdown(results)
     print(f"results: {out}")
@@ -87,6 +93,8 @@ def write_markdown(results: dict) -> None:
         lines.append(leak_bench.markdown_row(results["leak_search"]))
     if "adapters" in results:
         lines.extend(adapter_bench.row(figures) for figures in results["adapters"].values())
+    if "spark" in results:
+        lines.extend(spark_bench.rows(results["spark"]))
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
 
 

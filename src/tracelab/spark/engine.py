@@ -45,6 +45,8 @@ Python worker) is small next to its work, small enough to spread a corpus over m
 TASKS_PER_CORE = 2
 """check/cover tasks per executor core: each task evaluates its share of the `ep_bucket`
 partitions in one evaluation (a task's fixed cost, about a second, is paid once per task)."""
+TIMINGS: dict[str, float] = {}
+"""Where the last `check` / `ingest` spent its time (benchmarks/spark_bench.py reads it)."""
 WAVE_TASKS = 8
 """Chunks per executor core committed together: a kill loses at most one wave's work."""
 
@@ -115,11 +117,15 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
 
     tasks = min(layout.buckets, max(1, TASKS_PER_CORE * spark.sparkContext.defaultParallelism))
     groups = spark.range(0, tasks, 1, numPartitions=tasks)
+    spark_clock = time.perf_counter()
     verdicts = _collect(groups.mapInArrow(body, _spark_schema(verdict_schema())))
+    driver_clock = time.perf_counter()
     frame = pl.from_arrow(verdicts)
     assert isinstance(frame, pl.DataFrame)
     result = build_result(suite.name, chosen, _in_engine_order(frame, suite, chosen), strict)
     elapsed_ms = round((time.perf_counter() - clock) * 1000)
+    TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
+                   check_driver_s=time.perf_counter() - driver_clock, check_rows=frame.height)
     run_id = uuid.uuid4().hex[:16]
     if save:
         _save(layout, suite, result, run_id, started, elapsed_ms)
@@ -227,9 +233,11 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
     wave = max(1, parallelism * WAVE_TASKS)
     report = IngestReport()
     done = 0
+    TIMINGS.update(ingest_spark_s=0.0, ingest_commit_s=0.0, ingest_chunks=len(chunks))
     try:
         for start in range(0, len(chunks), wave):
             outputs = _run_wave(spark, layout, chunks[start:start + wave], fmt, replace)
+            TIMINGS["ingest_chunks"] = len(chunks)
             for output in outputs:
                 report.files.extend(FileReport(**f) for f in output["files"])
             done = start + len(outputs)
@@ -274,11 +282,15 @@ def _run_wave(spark: Any, layout: Layout, chunks: list[_Chunk], fmt: str, replac
     rows = [(c.index, json.dumps(c.files)) for c in chunks]
     frame = spark.createDataFrame(rows, "chunk long, files string").repartition(len(rows))
     out_schema = _spark_schema(pa.schema([("chunk", pa.int64()), ("output", pa.string())]))
+    clock = time.perf_counter()
     result = _collect(frame.mapInArrow(body, out_schema))
     outputs = {row["chunk"]: json.loads(row["output"]) for row in result.to_pylist()}
+    committing = time.perf_counter()
     committed = []
     for chunk in chunks:
         committed.append(_commit_chunk(layout, staging, chunk, outputs[chunk.index], fmt, replace))
+    TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + committing - clock
+    TIMINGS["ingest_commit_s"] = TIMINGS.get("ingest_commit_s", 0.0) + time.perf_counter() - committing
     import shutil
 
     shutil.rmtree(staging, ignore_errors=True)

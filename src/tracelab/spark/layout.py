@@ -137,6 +137,9 @@ def _apply(journal: Path, staging: Path) -> None:
     ops = json.loads(journal.read_text())
     for src, dst in ops["renames"]:
         if Path(src).exists():
+            if Path(dst).exists():
+                # part names are unique per commit: a clash would silently drop stored rows
+                raise StoreError(f"{dst} already exists; the commit {journal.name} is not applied")
             Path(dst).parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, dst)
     for path in ops["deletes"]:

@@ -74,7 +74,8 @@ def ingest_chunk(chunk: int, files: Sequence[str], fmt: str, replace: bool, stag
 
 def _stage(con: Any, staging: Path, chunk: int, buckets: int) -> list[str]:
     """COPY the chunk's new rows into Parquet parts; the part names say which chunk wrote them."""
-    name = f"c{chunk:06d}"
+    # unique in the store: the wave's staging folder is a fresh random name
+    name = f"{staging.name}-c{chunk:06d}"
     for table in PARTITIONED:
         count = con.execute(f"SELECT count(*) FROM {table} WHERE episode_id IN "
                             "(SELECT episode_id FROM episodes WHERE ingested_at IS NOT NULL)").fetchall()[0][0]
