@@ -113,7 +113,8 @@ def _costs(episodes: int, ingest_t: dict, check_t: dict) -> dict[str, object]:
 
 
 def summary(f: dict) -> str:
-    return (f"spark ({f['master']}, {f['episodes']:,} runs in {f['files']} files): ingest {f['spark_ingest'].seconds} s "
+    return (f"spark ({f['master']}, {f['episodes']:,} runs in {f['files']} files): "
+            f"ingest {f['spark_ingest'].seconds} s "
             f"vs DuckDB {f['duckdb_ingest'].seconds} s, check {f['spark_check'].seconds} s vs DuckDB "
             f"{f['duckdb_check'].seconds} s (Spark startup {f['startup'].seconds} s); per run: ingest "
             f"{f['ingest_task_core_us_per_run']} core-us in tasks + {f['ingest_driver_us_per_run']} us on the "

@@ -74,8 +74,8 @@ def _corpus(tmp: Path) -> Path:
     """The sample traces plus a generated corpus spread over several files."""
     root = tmp / "corpus"
     shutil.copytree(SAMPLES, root / "samples", ignore=shutil.ignore_patterns("*.yaml", "*.md"))
-    for part in range(3):
-        generate(root / "generated" / f"part-{part}.jsonl", 60, seed=part)
+    for part in range(2):
+        generate(root / "generated" / f"part-{part}.jsonl", 40, seed=part)
     return root
 
 
@@ -83,7 +83,7 @@ def test_ingest_equals_duckdb_row_for_row_and_reruns_add_nothing(spark: object, 
     corpus = _corpus(tmp_path)
     store = tmp_path / "spark-store"
     first = engine.ingest(store, [corpus], chunk_bytes=TINY_CHUNKS)
-    assert first.added > 180
+    assert first.added > 140
     assert (store / "episodes").is_dir() and json.loads((store / "_tracelab.json").read_text())["ep_buckets"] == 16
     _assert_same_tables(store, _duckdb_export(tmp_path, [([corpus], False)]))
 
@@ -178,22 +178,7 @@ def test_conflict_across_tasks_and_replace_match_duckdb(spark: object, tmp_path:
     assert code == 1
 
 
-def test_sample_suite_verdicts_saved_and_queryable(spark: object, tmp_path: Path) -> None:
-    store = tmp_path / "spark-store"
-    code, _ = _cli("ingest", str(SAMPLES), "--engine", "spark", "--store", str(store), "--quiet")
-    assert code == 0
-    with open_store(tmp_path / "duck.duckdb") as duck:
-        duck.ingest([SAMPLES])
-    _same_check(tmp_path, store, tmp_path / "duck.duckdb", SUITE)
-    code, text = _cli("check", str(SUITE), "--engine", "spark", "--store", str(store), "--format", "json")
-    run_id = json.loads(text)["run_id"]
-    code, out = _cli("sql", "--store", str(store), "--format", "csv",
-                     f"SELECT count(*) AS n FROM check_results WHERE run_id = '{run_id}'")
-    assert code == 0, out
-    assert int(out.splitlines()[1]) == json.loads(text)["summary"]["results"]
-
-
-def test_more_buckets_than_export_are_recorded_and_give_the_same_verdicts(spark: object, tmp_path: Path) -> None:
+def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: object, tmp_path: Path) -> None:
     store = tmp_path / "spark-store"
     code, _ = _cli("ingest", str(SAMPLES), "--engine", "spark", "--store", str(store), "--buckets", "40", "-q")
     assert code == 0
@@ -202,6 +187,13 @@ def test_more_buckets_than_export_are_recorded_and_give_the_same_verdicts(spark:
     with open_store(tmp_path / "duck.duckdb") as duck:
         duck.ingest([SAMPLES])
     _same_check(tmp_path, store, tmp_path / "duck.duckdb", SUITE)
+    code, text = _cli("check", str(SUITE), "--engine", "spark", "--store", str(store), "--format", "json")
+    assert code == 1  # the sample suite fails some cases on purpose, as with DuckDB
+    run_id = json.loads(text)["run_id"]
+    code, out = _cli("sql", "--store", str(store), "--format", "csv",
+                     f"SELECT count(*) AS n FROM check_results WHERE run_id = '{run_id}'")
+    assert code == 0, out
+    assert int(out.splitlines()[1]) == json.loads(text)["summary"]["results"]
     code, _ = _cli("ingest", str(SAMPLES), "--engine", "spark", "--store", str(store), "--buckets", "16", "-q")
     assert code == 2  # a store keeps its bucket count
 
@@ -240,8 +232,8 @@ def test_an_interrupted_commit_is_completed_by_the_next_ingest(tmp_path: Path, m
 def test_killed_spark_ingest_leaves_no_partial_file_and_a_rerun_completes_it(spark: object, tmp_path: Path
                                                                               ) -> None:
     corpus = tmp_path / "corpus"
-    for part in range(24):
-        generate(corpus / f"part-{part:02d}.jsonl", 8, seed=100 + part)
+    for part in range(8):
+        generate(corpus / f"part-{part:02d}.jsonl", 5, seed=100 + part)
     store = tmp_path / "spark-store"
     script = (f"from tracelab.spark import engine; engine.WAVE_TASKS = 1; "
               f"engine.ingest({str(store)!r}, [{str(corpus)!r}], master='local[2]', chunk_bytes=1)")
@@ -250,7 +242,7 @@ def test_killed_spark_ingest_leaves_no_partial_file_and_a_rerun_completes_it(spa
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and proc.poll() is None:
-            if len(list((store / "sources").glob("c*.parquet"))) >= 3:
+            if len(list((store / "sources").glob("*-c*.parquet"))) >= 2:
                 break
             time.sleep(0.05)
     finally:
@@ -258,7 +250,7 @@ def test_killed_spark_ingest_leaves_no_partial_file_and_a_rerun_completes_it(spa
         proc.wait()
     con = duckdb.connect()
     sources = con.sql(f"SELECT source_uri, episodes FROM read_parquet('{store}/sources/*.parquet')").fetchall()
-    assert 0 < len(sources) < 24, "the kill should land mid-ingest"
+    assert 0 < len(sources) < 8, "the kill should land mid-ingest"
     stored = dict(con.sql(f"SELECT source_uri, count(*) FROM read_parquet('{store}/episodes/*/*.parquet') "
                           "GROUP BY ALL").fetchall())
     # every committed file is whole (all its episodes, with its sources row); no other file has rows

@@ -68,6 +68,10 @@ def session(master: str | None = None) -> SparkSession:
         from pyspark.sql import SparkSession
     except ImportError:
         raise UsageError("--engine spark needs pyspark: pip install 'tracelab[spark]'") from None
+    import warnings
+
+    # pyspark warns about pandas versions on every Arrow call; tracelab exchanges Arrow only
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -77,9 +81,12 @@ def session(master: str | None = None) -> SparkSession:
     builder = SparkSession.builder.appName("tracelab")
     builder = builder.remote(url) if kind == "remote" else builder.master(url)
     tty = sys.stderr.isatty()
-    return (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
-            .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
-            .getOrCreate())
+    spark = (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
+             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+             .getOrCreate())
+    if kind == "master":
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 # --- check and cover ---------------------------------------------------------------------
@@ -115,7 +122,7 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     def body(batches):  # type: ignore[no-untyped-def]
         return evaluate_buckets(batches, store_text, layout.buckets, tasks, suite, cases, categories, strict)
 
-    tasks = min(layout.buckets, max(1, TASKS_PER_CORE * spark.sparkContext.defaultParallelism))
+    tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
     groups = spark.range(0, tasks, 1, numPartitions=tasks)
     spark_clock = time.perf_counter()
     verdicts = _collect(groups.mapInArrow(body, _spark_schema(verdict_schema())))
@@ -143,12 +150,23 @@ def cover(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     return coverage_of(run)
 
 
+def _parallelism(spark: Any) -> int:
+    """The cluster's task slots (Spark Connect has no SparkContext: its configured default, else 8)."""
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect raises its own "not supported" error here
+        return max(1, int(spark.conf.get("spark.default.parallelism", "8")))
+
+
 def _collect(frame: Any) -> Any:
     """The rows of a Spark DataFrame as one Arrow table; Ctrl-C cancels the job."""
     try:
         return frame.toArrow()
     except KeyboardInterrupt:
-        frame.sparkSession.sparkContext.cancelAllJobs()
+        try:
+            frame.sparkSession.sparkContext.cancelAllJobs()
+        except Exception:  # noqa: BLE001 - Spark Connect: interrupt through the session instead
+            frame.sparkSession.interruptAll()
         raise
 
 
@@ -229,8 +247,7 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
     recover(layout)
     chunks = _chunks(files, chunk_bytes)
     spark = session(master)
-    parallelism = max(1, spark.sparkContext.defaultParallelism)
-    wave = max(1, parallelism * WAVE_TASKS)
+    wave = _parallelism(spark) * WAVE_TASKS
     report = IngestReport()
     done = 0
     TIMINGS.update(ingest_spark_s=0.0, ingest_commit_s=0.0, ingest_chunks=len(chunks))

@@ -103,10 +103,11 @@ def _create_empty(layout: Layout) -> None:
     with tempfile.TemporaryDirectory(prefix="tracelab-empty-") as tmp, \
             open_store(Path(tmp) / "empty.duckdb") as empty:
         empty.export(Path(tmp) / "out")
-        for table in PARTITIONED + FLAT:
-            target = layout.root / table
-            if not target.exists():
-                shutil.copytree(Path(tmp) / "out" / table, target)
+        # every folder `export` writes, so the store opens like an exported one
+        for folder in sorted((Path(tmp) / "out").iterdir()):
+            target = layout.root / folder.name
+            if folder.is_dir() and not target.exists():
+                shutil.copytree(folder, target)
     _write_meta(layout)
 
 
