@@ -64,6 +64,9 @@ def open_layout(root: Path, *, create: bool, buckets: int | None = None) -> Layo
         StoreError: not a Parquet store (and not creating), or an unreadable `_tracelab.json`.
         UsageError: `buckets` differs from the count the store records.
     """
+    if root.is_file():
+        raise StoreError(f"{root} is a file; --engine spark works on a Parquet store folder "
+                         "(`tracelab export DIR` writes one from a DuckDB store)")
     meta = root / META
     if meta.is_file():
         try:
