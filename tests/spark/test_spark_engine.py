@@ -229,6 +229,7 @@ def test_an_interrupted_commit_is_completed_by_the_next_ingest(tmp_path: Path, m
     assert not any((layout.root / "_txn").iterdir())
 
 
+@pytest.mark.slow  # a second JVM in a subprocess: `make soak`; the journal test above runs in `make test`
 def test_killed_spark_ingest_leaves_no_partial_file_and_a_rerun_completes_it(spark: object, tmp_path: Path
                                                                               ) -> None:
     corpus = tmp_path / "corpus"

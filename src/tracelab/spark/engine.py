@@ -327,14 +327,22 @@ def _known_sources(layout: Layout) -> dict[str, dict[str, Any]]:
 
 
 def _read(layout: Layout) -> Any:
-    from tracelab.store import open_store
+    """A plain DuckDB connection with views `episodes` (id and hash) and `sources` over the store's
+    parts: the driver's lookups need two columns, not the whole store's views."""
+    import duckdb
 
+    con = duckdb.connect()
     try:
-        return open_store(layout.root, read_only=True).con
-    except StoreError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - an unreadable part is a damaged store
+        episodes = sorted(str(p) for p in (layout.root / "episodes").glob("ep_bucket=*/*.parquet"))
+        sources = sorted(str(p) for p in (layout.root / "sources").glob("*.parquet"))
+        # a view takes no bound parameter: the file list is written as literals (our own paths)
+        con.execute("CREATE VIEW episodes AS SELECT episode_id, content_hash FROM read_parquet("
+                    f"{_list_literal(episodes)}, hive_partitioning = false)")
+        con.execute(f"CREATE VIEW sources AS SELECT * FROM read_parquet({_list_literal(sources)})")
+    except duckdb.Error as exc:
+        con.close()
         raise StoreError(f"{layout.root}: the Parquet store cannot be read ({exc})") from None
+    return con
 
 
 def _commit_chunk(layout: Layout, staging: Path, chunk: _Chunk, output: dict[str, Any], fmt: str,
@@ -423,6 +431,10 @@ def _drop_episodes(layout: Layout, staging: Path, chunk: int, replaced: list[str
     finally:
         con.close()
     return deletes, rewritten
+
+
+def _list_literal(paths: list[str]) -> str:
+    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
 
 
 def _literal(path: Path) -> str:
