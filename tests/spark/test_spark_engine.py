@@ -259,3 +259,20 @@ def test_killed_spark_ingest_leaves_no_partial_file_and_a_rerun_completes_it(spa
     engine.ingest(store, [corpus], chunk_bytes=1)
     assert not any((store / "_txn").iterdir()) if (store / "_txn").exists() else True
     _assert_same_tables(store, _duckdb_export(tmp_path, [([corpus], False)]))
+
+
+def test_readme_spark_commands_run_as_written(spark: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    """The `shell` block of README "More than one machine", in this test's Spark session (one JVM)."""
+    import re
+    import shlex
+
+    block = re.findall(r"```shell\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), flags=re.S)
+    commands = [line for line in block[0].splitlines() if line.startswith("tracelab ")]
+    assert any("--engine spark" in c for c in commands)
+    os.symlink(SAMPLES, tmp_path / "sample_traces")
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        result = CliRunner().invoke(cli, shlex.split(command)[1:])
+        assert result.exit_code in (0, 1), f"{command}: exit {result.exit_code}\n{result.output}"
+    assert (tmp_path / "spark-store" / "check_results").is_dir()
