@@ -17,9 +17,11 @@ import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
 import per_file_bench  # noqa: E402
 import sequence_bench  # noqa: E402
+import spark_bench  # noqa: E402
 from common import RESULTS, ROOT, Run, machine, write_results  # noqa: E402
 
-SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "sequence", "leak", "adapters")
+SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "sequence", "leak", "adapters",
+            "spark")
 
 
 def main() -> None:
@@ -30,6 +32,8 @@ def main() -> None:
     parser.add_argument("--only", default="",
                         help=f"run only these sections, comma-separated ({', '.join(SECTIONS)}); the "
                              "others keep their figures from the last results/latest.json")
+    parser.add_argument("--spark-episodes", type=int, default=1_000_000,
+                        help="runs of the Spark section, local[2] (default 1M)")
     args = parser.parse_args()
     only = {name.strip() for name in args.only.split(",") if name.strip()} or set(SECTIONS)
     unknown = only - set(SECTIONS)
@@ -77,6 +81,9 @@ def main() -> None:
         results["adapters"] = adapters = adapter_bench.run()
         for figures in adapters.values():
             print(adapter_bench.summary(figures))
+    if "spark" in only:
+        results["spark"] = spark = spark_bench.run(args.spark_episodes)
+        print(spark_bench.summary(spark))
     out = write_results(results)
     write_markdown(results)
     print(f"results: {out}")
@@ -139,6 +146,8 @@ def write_markdown(results: dict) -> None:
         lines.append(leak_bench.markdown_row(results["leak_search"]))
     if "adapters" in results:
         lines.extend(adapter_bench.row(figures) for figures in results["adapters"].values())
+    if "spark" in results:
+        lines.extend(spark_bench.rows(results["spark"]))
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
 
 

@@ -43,6 +43,8 @@ ADDED_COLUMNS = {
 }
 """Columns added since schema version 1 was first written: an earlier store gains them
 (`_upgrade`), an earlier export reads them as NULL."""
+CHECK_TABLES = ("check_runs", "check_results")
+"""Saved checks; a Parquet store has them once `check --engine spark` saved one (tracelab.spark)."""
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET"})
 """Statement types a read-only store runs (DESCRIBE, SHOW and SUMMARIZE are SELECTs)."""
 
@@ -292,7 +294,7 @@ def damaged_store_error(exc: duckdb.Error, path: Path | None = None) -> StoreErr
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
-               create: bool = True, wait: float = 0) -> Store:
+               create: bool = True, wait: float = 0, buckets: Sequence[int] | None = None) -> Store:
     """Open (or create) a store.
 
     Args:
@@ -302,6 +304,8 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         create: create the file when missing (otherwise a missing store is an error).
         wait: while another process holds the file's lock, keep trying for up to this many
             seconds before giving up (0: give up at once).
+        buckets: a Parquet store only: read only these `ep_bucket` partitions of the episode
+            tables (a Spark task evaluates one partition of the runs; tracelab.spark).
 
     Raises:
         StoreError: missing, locked (still, after `wait`), corrupt, or written by an unknown
@@ -309,7 +313,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
     """
     target = Path(os.fspath(path) if path is not None else default_store_path())
     if target.is_dir():
-        return _open_parquet(target)
+        return _open_parquet(target, buckets)
     if not target.exists() and (read_only or not create):
         raise StoreError(f"no store at {target}; run `tracelab ingest` first")
     if read_only and target.exists():
@@ -484,7 +488,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, target: Path) -> None:
         )
 
 
-def _open_parquet(folder: Path) -> Store:
+def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
     missing = [t for t in TABLES if t not in ADDED_TABLES and not (folder / t).is_dir()]
     if missing:
         raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
@@ -493,13 +497,20 @@ def _open_parquet(folder: Path) -> Store:
     con = duckdb.connect(":memory:")
     try:
         configure_connection(con)
-        for table in TABLES:
+        saved = tuple(t for t in CHECK_TABLES if (folder / t).is_dir())
+        for table in TABLES + saved:
             if not (folder / table).is_dir():  # an export made before the table existed
                 run_script(con, f"schema/{table}")
                 continue
             partitioning = "hive" if table in PARTITIONED else None
             dataset = ds.dataset(folder / table, format="parquet", partitioning=partitioning)
-            con.register(f"_pq_{table}", dataset)
+            scanned: Any = dataset
+            if buckets is not None and table in PARTITIONED:
+                import pyarrow.compute as pc
+
+                # a Spark task evaluates some partitions of the runs (tracelab.spark)
+                scanned = dataset.filter(pc.field("ep_bucket").isin(list(buckets)))
+            con.register(f"_pq_{table}", scanned)
             added = "".join(f", NULL::{kind} AS {name}" for name, kind in ADDED_COLUMNS.get(table, {}).items()
                             if name not in dataset.schema.names)
             con.execute(f"CREATE VIEW {table} AS SELECT *{added} FROM _pq_{table}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tracelab.cli.console import wants_color
+from tracelab.cli.engine import engine_options, spark_store
 from tracelab.cli.options import check_writable, echo_document, store_option, write_output
 
 
@@ -31,9 +32,11 @@ from tracelab.cli.options import check_writable, echo_document, store_option, wr
 @click.option("--export-baseline", "export_file", type=click.Path(dir_okay=False), default=None,
               help="Write this check's pass and exercised counts per case and assertion to FILE.")
 @store_option
+@engine_options
 def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str, output: str | None,
           all_results: bool, strict: bool, allow_ineffective: bool, no_save: bool, since: str | None,
-          baseline_file: str | None, export_file: str | None, store_path: str | None) -> None:
+          baseline_file: str | None, export_file: str | None, store_path: str | None, engine: str,
+          spark_master: str | None) -> None:
     """Evaluate SUITE over the stored runs.
 
     Exit 0 when every checked case passed, 1 when one failed (or, with --baseline, a pass
@@ -49,9 +52,18 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     check_writable(output)
     check_writable(export_file)
     baseline = load_baseline(baseline_file) if baseline_file else None
-    with open_store(store_path, read_only=no_save, create=False) as store:
-        run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
-                        strict=strict, allow_ineffective=allow_ineffective, save=not no_save, since=since)
+    if engine == "spark":
+        from tracelab import spark
+
+        if since:
+            raise click.UsageError("--since is not available with --engine spark")
+        run = spark.check(spark_store(store_path), suite, cases=list(cases) or None,
+                          categories=list(categories) or None, strict=strict,
+                          allow_ineffective=allow_ineffective, save=not no_save, master=spark_master)
+    else:
+        with open_store(store_path, read_only=no_save, create=False) as store:
+            run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
+                            strict=strict, allow_ineffective=allow_ineffective, save=not no_save, since=since)
     comparison = compare(baseline, run, baseline_file) if baseline is not None and baseline_file else None
     if export_file:
         export_baseline(run, export_file)

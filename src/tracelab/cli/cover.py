@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from tracelab.cli.engine import engine_options, spark_store
 from tracelab.cli.options import check_writable, echo_document, output_option, store_option, write_output
 from tracelab.report import indented_json
 
@@ -24,8 +25,9 @@ def _suite_file(suite: str) -> None:
               help="Report format.")
 @output_option
 @store_option
+@engine_options
 def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str, output: str | None,
-          store_path: str | None) -> None:
+          store_path: str | None, engine: str, spark_master: str | None) -> None:
     """Exercise coverage of SUITE across the stored runs, per case and assertion.
 
     For each assertion: its runs, passes, failures, and how many runs exercised it
@@ -38,8 +40,14 @@ def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
 
     _suite_file(suite)
     check_writable(output)
-    with open_store(store_path, read_only=True, create=False) as store:
-        result = measure(store, suite, cases=list(cases) or None, categories=list(categories) or None)
+    if engine == "spark":
+        from tracelab import spark
+
+        result = spark.cover(spark_store(store_path), suite, cases=list(cases) or None,
+                             categories=list(categories) or None, master=spark_master)
+    else:
+        with open_store(store_path, read_only=True, create=False) as store:
+            result = measure(store, suite, cases=list(cases) or None, categories=list(categories) or None)
     _write(indented_json(result.to_json_dict(suite)) if fmt == "json" else result.render_text(), output)
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tracelab.cli.engine import engine_options, spark_store
 from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 
@@ -48,9 +49,12 @@ class _Seconds(click.ParamType[float]):
               metavar="[SECONDS]",
               help=f"When another tracelab has the store open, wait for it (up to SECONDS, "
                    f"{DEFAULT_WAIT:g} when none is given) instead of exiting 3 at once.")
+@click.option("--buckets", type=click.IntRange(1, 65536), default=None,
+              help="With --engine spark: ep_bucket partitions of a new Parquet store (default 16).")
 @store_option
-def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: float,
-           store_path: str | None) -> None:
+@engine_options
+def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: float, buckets: int | None,
+           store_path: str | None, engine: str, spark_master: str | None) -> None:
     """Load trace files, folders (recursively) or globs into the store.
 
     Prints episodes added, skipped (already ingested) and quarantined. Bad records
@@ -59,12 +63,21 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
     from tracelab.ingest import scan_inputs
     from tracelab.store import open_store
 
-    inputs = scan_inputs(paths)
-    if not inputs:
-        raise UsageError(f"no files found in {', '.join(paths)}")
-    with open_store(store_path, wait=wait) as store:
-        report = _run_with_progress(store, inputs, fmt, replace, quiet)
-        _print_report(report, quiet)
+    if engine == "spark":
+        from tracelab import spark
+
+        # the driver lists the paths itself: they may be URLs the cluster reads (tracelab.spark)
+        report = spark.ingest(spark_store(store_path), list(paths), fmt, replace=replace, buckets=buckets,
+                              master=spark_master, progress=None if quiet else lambda line: click.echo(line, err=True))
+    else:
+        if buckets is not None:
+            raise click.UsageError("--buckets applies to --engine spark (a DuckDB store has no partitions)")
+        inputs = scan_inputs(paths)
+        if not inputs:
+            raise UsageError(f"no files found in {', '.join(paths)}")
+        with open_store(store_path, wait=wait) as store:
+            report = _run_with_progress(store, inputs, fmt, replace, quiet)
+    _print_report(report, quiet)
     if report.failed:
         raise DataError(f"{len(report.failed)} file(s) were not loaded: see the failed lines above")
     if report.count("not-a-trace") + report.count("not-a-file") == len(report.files):

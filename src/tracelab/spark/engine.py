@@ -1,0 +1,442 @@
+"""The Spark driver: `ingest`, `check` and `cover` with `--engine spark` (cli-and-results.md, Scale-out).
+
+The same DuckDB engine runs inside the Spark tasks, so verdicts are the DuckDB engine's (RE2,
+`lower()`, the JSON leaf rules and the pairing rule are all part of them): Spark only spreads the
+work and moves Arrow batches.
+
+- check / cover: one task per `ep_bucket` partition of the runs opens the Parquet store
+  restricted to that partition (`open_store(..., buckets=[b])`) and evaluates the compiled suite
+  (`tracelab.suite.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
+  builds case summaries and coverage with the same library code (`build_result`, `coverage_of`).
+- ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
+  with `Store.ingest` into a task-local DuckDB store and stages Parquet parts. The driver then
+  commits chunk by chunk, in order, through the journal of `tracelab.spark.layout`. A chunk whose
+  episodes or file hashes collide with what is stored (or with an earlier chunk) is ingested again
+  on the driver with those episodes seeded, so that skip / conflict / `--replace` decide exactly as
+  in one DuckDB store.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracelab.errors import Interrupted, StoreError, UsageError
+from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_layout, recover
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from tracelab.check import CheckRun
+    from tracelab.cover import Coverage
+    from tracelab.ingest import IngestReport
+
+MASTER_ENV = "TRACELAB_SPARK_MASTER"
+CHUNK_BYTES = 64 << 20
+"""Target input bytes per ingest task: large enough that a task's fixed cost (a DuckDB store, a
+Python worker) is small next to its work, small enough to spread a corpus over many executors."""
+TASKS_PER_CORE = 2
+"""check/cover tasks per executor core: each task evaluates its share of the `ep_bucket`
+partitions in one evaluation (a task's fixed cost, about a second, is paid once per task)."""
+TIMINGS: dict[str, float] = {}
+"""Where the last `check` / `ingest` spent its time (benchmarks/spark_bench.py reads it)."""
+WAVE_TASKS = 8
+"""Chunks per executor core committed together: a kill loses at most one wave's work."""
+
+
+def master_url(master: str | None = None) -> tuple[str, str]:
+    """('master' or 'remote', URL): `--spark-master`, `$TRACELAB_SPARK_MASTER`, `$SPARK_REMOTE`, local[*]."""
+    if master:
+        return "master", master
+    if os.environ.get(MASTER_ENV):
+        return "master", os.environ[MASTER_ENV]
+    if os.environ.get("SPARK_REMOTE"):
+        return "remote", os.environ["SPARK_REMOTE"]
+    return "master", "local[*]"
+
+
+def session(master: str | None = None) -> SparkSession:
+    """The active SparkSession, or a new one on the cluster `master_url` names."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise UsageError("--engine spark needs pyspark: pip install 'tracelab[spark]'") from None
+    import warnings
+
+    # pyspark warns about pandas versions on every Arrow call; tracelab exchanges Arrow only
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    # the executors run this interpreter's tracelab when they are local
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    kind, url = master_url(master)
+    builder = SparkSession.builder.appName("tracelab")
+    builder = builder.remote(url) if kind == "remote" else builder.master(url)
+    tty = sys.stderr.isatty()
+    spark = (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
+             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+             .getOrCreate())
+    if kind == "master":
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# --- check and cover ---------------------------------------------------------------------
+
+
+def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
+          cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
+          allow_ineffective: bool = False, save: bool = True, master: str | None = None) -> CheckRun:
+    """`tracelab.check.check` over a Parquet store, evaluated on Spark; same verdicts and summaries.
+
+    Saved results go to the store's `check_runs/` and `check_results/` (read by `sql` and `view`).
+    """
+    import polars as pl
+
+    from tracelab.check import CheckRun, refuse_findings
+    from tracelab.suite import load_suite
+    from tracelab.suite.evaluate import choose_cases
+    from tracelab.suite.results import build_result
+
+    root = local_path(store)
+    layout = open_layout(root, create=False)
+    started = datetime.now(timezone.utc)
+    clock = time.perf_counter()
+    suite = load_suite(suite_path)
+    chosen = choose_cases(suite, cases, categories)
+    if not allow_ineffective:
+        refuse_findings(suite)
+    spark = session(master)
+    from tracelab.spark.tasks import evaluate_buckets, verdict_schema
+
+    store_text = str(root.resolve())
+
+    def body(batches):  # type: ignore[no-untyped-def]
+        return evaluate_buckets(batches, store_text, layout.buckets, tasks, suite, cases, categories, strict)
+
+    tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
+    groups = spark.range(0, tasks, 1, numPartitions=tasks)
+    spark_clock = time.perf_counter()
+    verdicts = _collect(groups.mapInArrow(body, _spark_schema(verdict_schema())))
+    driver_clock = time.perf_counter()
+    frame = pl.from_arrow(verdicts)
+    assert isinstance(frame, pl.DataFrame)
+    result = build_result(suite.name, chosen, _in_engine_order(frame, suite, chosen), strict)
+    elapsed_ms = round((time.perf_counter() - clock) * 1000)
+    TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
+                   check_driver_s=time.perf_counter() - driver_clock, check_rows=frame.height)
+    run_id = uuid.uuid4().hex[:16]
+    if save:
+        _save(layout, suite, result, run_id, started, elapsed_ms)
+    return CheckRun(result, suite, run_id, str(root), elapsed_ms, save)
+
+
+def cover(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
+          cases: list[str] | None = None, categories: list[str] | None = None,
+          master: str | None = None) -> Coverage:
+    """`tracelab.cover.cover` on Spark: one evaluation (nothing saved), aggregated by the library."""
+    from tracelab.cover import coverage_of
+
+    run = check(store, suite_path, cases=cases, categories=categories, allow_ineffective=True,
+                save=False, master=master)
+    return coverage_of(run)
+
+
+def _parallelism(spark: Any) -> int:
+    """The cluster's task slots (Spark Connect has no SparkContext: its configured default, else 8)."""
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect raises its own "not supported" error here
+        return max(1, int(spark.conf.get("spark.default.parallelism", "8")))
+
+
+def _collect(frame: Any) -> Any:
+    """The rows of a Spark DataFrame as one Arrow table; Ctrl-C cancels the job."""
+    try:
+        return frame.toArrow()
+    except KeyboardInterrupt:
+        try:
+            frame.sparkSession.sparkContext.cancelAllJobs()
+        except Exception:  # noqa: BLE001 - Spark Connect: interrupt through the session instead
+            frame.sparkSession.interruptAll()
+        raise
+
+
+def _spark_schema(schema: Any) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
+def _in_engine_order(frame: Any, suite: Any, chosen: Any) -> Any:
+    """The verdict rows in the DuckDB engine's order: by result unit (suite order), then run."""
+    import polars as pl
+
+    from tracelab.suite.compile import compile_suite
+
+    units = (compile_suite(suite, chosen).frames["p_units"].filter(pl.col("parent_id").is_null())
+             .select("case_id", "assertion_id", order="unit_id"))
+    return (frame.join(units, on=["case_id", "assertion_id"], how="left")
+            .sort("order", "episode_id").drop("order"))
+
+
+def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetime, elapsed_ms: int) -> None:
+    """check_results first, then the check_runs row that makes the run visible (each file atomic)."""
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tracelab.spark.layout import atomic_write
+
+    rows = result.verdicts.with_columns(run_id=pl.lit(run_id)).select(
+        "run_id", "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason")
+    run = pa.table({
+        "run_id": [run_id], "suite": [suite.name], "suite_sha256": [suite.sha256],
+        "started_at": pa.array([started], pa.timestamp("us", tz="UTC")), "elapsed_ms": [elapsed_ms],
+        "cases": pa.array([[case.id for case in result.cases]], pa.list_(pa.string())),
+        "since_run": pa.array([None], pa.string()),
+    })
+    for table, data in (("check_results", rows.to_arrow()), ("check_runs", run)):
+        folder = layout.root / table
+        folder.mkdir(exist_ok=True)
+        sink = pa.BufferOutputStream()
+        pq.write_table(data, sink)
+        atomic_write(folder / f"{run_id}.parquet", sink.getvalue().to_pybytes())
+
+
+# --- ingest ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Chunk:
+    index: int
+    files: list[str]
+
+
+def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]], fmt: str = "auto", *,
+           replace: bool = False, buckets: int | None = None, master: str | None = None,
+           chunk_bytes: int = CHUNK_BYTES,
+           progress: Callable[[str], None] | None = None) -> IngestReport:
+    """Ingest files, folders or globs into a Parquet store on Spark (trace-format §5, §6 rules hold).
+
+    Args:
+        store: the store folder (created when missing; a folder written by `export` is adopted).
+        buckets: `ep_bucket` partitions of a new store (default 16, as `export`); recorded in it.
+        chunk_bytes: target input bytes per task.
+        progress: called with one line per committed wave.
+
+    Raises:
+        Interrupted: Ctrl-C or SIGTERM; the store holds exactly the committed files.
+    """
+    from tracelab.ingest import FileReport, IngestReport, expand_paths
+
+    if fmt != "auto":
+        from tracelab.formats import get_format
+
+        get_format(fmt)  # an unknown format name is a usage error before Spark starts
+    files = [str(p) for p in expand_paths(paths)]
+    layout = open_layout(local_path(store), create=True, buckets=buckets)
+    recover(layout)
+    chunks = _chunks(files, chunk_bytes)
+    spark = session(master)
+    wave = _parallelism(spark) * WAVE_TASKS
+    report = IngestReport()
+    done = 0
+    TIMINGS.update(ingest_spark_s=0.0, ingest_commit_s=0.0, ingest_chunks=len(chunks))
+    try:
+        for start in range(0, len(chunks), wave):
+            outputs = _run_wave(spark, layout, chunks[start:start + wave], fmt, replace)
+            TIMINGS["ingest_chunks"] = len(chunks)
+            for output in outputs:
+                report.files.extend(FileReport(**f) for f in output["files"])
+            done = start + len(outputs)
+            if progress is not None:
+                progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {len(files)} files")
+    except KeyboardInterrupt:
+        committed = sum(len(c.files) for c in chunks[:done])
+        raise Interrupted(f"interrupted: {committed} of {len(files)} files committed to {layout.root}; "
+                          "the rest are not in the store (run the same ingest again to complete it)") from None
+    return report
+
+
+def _chunks(files: list[str], chunk_bytes: int) -> list[_Chunk]:
+    """Contiguous runs of files (path order) of about `chunk_bytes` each."""
+    chunks: list[_Chunk] = []
+    current: list[str] = []
+    size = 0
+    for path in files:
+        current.append(path)
+        size += os.path.getsize(path)
+        if size >= chunk_bytes:
+            chunks.append(_Chunk(len(chunks), current))
+            current, size = [], 0
+    if current:
+        chunks.append(_Chunk(len(chunks), current))
+    return chunks
+
+
+def _run_wave(spark: Any, layout: Layout, chunks: list[_Chunk], fmt: str, replace: bool) -> list[dict[str, Any]]:
+    """Ingest a wave of chunks on Spark, then commit them in order; their outputs."""
+    import pyarrow as pa
+
+    from tracelab.spark.tasks import ingest_chunks
+
+    staging = layout.staging()
+    known = _known_sources(layout)
+    staging_text, buckets = str(staging), layout.buckets
+
+    def body(batches):  # type: ignore[no-untyped-def]
+        return ingest_chunks(batches, fmt, replace, staging_text, buckets, known)
+
+    rows = [(c.index, json.dumps(c.files)) for c in chunks]
+    frame = spark.createDataFrame(rows, "chunk long, files string").repartition(len(rows))
+    out_schema = _spark_schema(pa.schema([("chunk", pa.int64()), ("output", pa.string())]))
+    clock = time.perf_counter()
+    result = _collect(frame.mapInArrow(body, out_schema))
+    outputs = {row["chunk"]: json.loads(row["output"]) for row in result.to_pylist()}
+    committing = time.perf_counter()
+    committed = []
+    for chunk in chunks:
+        committed.append(_commit_chunk(layout, staging, chunk, outputs[chunk.index], fmt, replace))
+    TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + committing - clock
+    TIMINGS["ingest_commit_s"] = TIMINGS.get("ingest_commit_s", 0.0) + time.perf_counter() - committing
+    import shutil
+
+    shutil.rmtree(staging, ignore_errors=True)
+    return committed
+
+
+def _known_sources(layout: Layout) -> dict[str, dict[str, Any]]:
+    """The store's `sources` rows by content hash (the first row of each hash, as the library reads)."""
+    con = _read(layout)
+    rows = con.execute(
+        "SELECT content_hash, arg_min(source_uri, ingested_at), arg_min(format, ingested_at), "
+        "arg_min(episodes, ingested_at), arg_min(quarantined, ingested_at) FROM sources GROUP BY ALL"
+    ).fetchall()
+    con.close()
+    keys = ("source_uri", "format", "episodes", "quarantined")
+    return {r[0]: {"content_hash": r[0], **dict(zip(keys, r[1:], strict=True))} for r in rows}
+
+
+def _read(layout: Layout) -> Any:
+    """A plain DuckDB connection with views `episodes` (id and hash) and `sources` over the store's
+    parts: the driver's lookups need two columns, not the whole store's views."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        episodes = sorted(str(p) for p in (layout.root / "episodes").glob("ep_bucket=*/*.parquet"))
+        sources = sorted(str(p) for p in (layout.root / "sources").glob("*.parquet"))
+        # a view takes no bound parameter: the file list is written as literals (our own paths)
+        con.execute("CREATE VIEW episodes AS SELECT episode_id, content_hash FROM read_parquet("
+                    f"{_list_literal(episodes)}, hive_partitioning = false)")
+        con.execute(f"CREATE VIEW sources AS SELECT * FROM read_parquet({_list_literal(sources)})")
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"{layout.root}: the Parquet store cannot be read ({exc})") from None
+    return con
+
+
+def _commit_chunk(layout: Layout, staging: Path, chunk: _Chunk, output: dict[str, Any], fmt: str,
+                  replace: bool) -> dict[str, Any]:
+    """Publish one chunk's staged parts; first re-ingest it seeded when it collides with the store."""
+    parts = [staging / p for p in output["parts"]]
+    collisions = _collisions(layout, parts)
+    deletes: list[Path] = []
+    if collisions is not None:
+        seeds, sources = collisions
+        for part in parts:
+            part.unlink()
+        from tracelab.spark.tasks import ingest_chunk
+
+        redo = ingest_chunk(chunk.index, chunk.files, fmt, replace, str(staging), layout.buckets,
+                            {**_known_sources(layout), **sources}, seeds)
+        output = {"chunk": chunk.index, "files": redo.files, "parts": redo.parts, "replaced": redo.replaced}
+        parts = [staging / p for p in redo.parts]
+        deletes, rewritten = _drop_episodes(layout, staging, chunk.index, redo.replaced)
+        parts += rewritten
+    renames = [(p, layout.root / p.relative_to(staging)) for p in parts]
+    # one journal per chunk, named after the wave's staging folder so `recover` applies them in order
+    commit(layout, layout.root / "_txn" / f"{staging.name}-{chunk.index:06d}", renames, deletes)
+    return output
+
+
+def _collisions(layout: Layout, parts: list[Path]) -> tuple[list[tuple[str, str]], dict[str, Any]] | None:
+    """None when the staged chunk shares no episode id and no file hash with the store; else the
+    stored (episode_id, content_hash) pairs and `sources` rows to seed a re-ingest with."""
+    import duckdb
+
+    episodes = [str(p) for p in parts if p.parts[-3] == "episodes"]
+    sources = [str(p) for p in parts if p.parts[-2] == "sources"]
+    staged = duckdb.connect()
+    ids = [r[0] for r in staged.execute("SELECT episode_id FROM read_parquet(?, hive_partitioning = false)",
+                                        [episodes]).fetchall()] if episodes else []
+    hashes = [r[0] for r in staged.execute("SELECT content_hash FROM read_parquet(?)",
+                                           [sources]).fetchall()] if sources else []
+    staged.close()
+    con = _read(layout)
+    try:
+        seeds = [(r[0], r[1]) for r in con.execute(
+            "SELECT episode_id, content_hash FROM episodes WHERE episode_id IN (SELECT unnest(?))",
+            [ids]).fetchall()] if ids else []
+        rows = con.execute(
+            "SELECT source_uri, content_hash, format, episodes, quarantined FROM sources "
+            "WHERE content_hash IN (SELECT unnest(?))", [hashes]).fetchall() if hashes else []
+    finally:
+        con.close()
+    if not seeds and not rows:
+        return None
+    keys = ("source_uri", "content_hash", "format", "episodes", "quarantined")
+    return seeds, {r[1]: dict(zip(keys, r, strict=True)) for r in rows}
+
+
+def _drop_episodes(layout: Layout, staging: Path, chunk: int, replaced: list[str]
+                   ) -> tuple[list[Path], list[Path]]:
+    """Rewrite the stored parts holding episodes that `--replace` replaced, without them.
+
+    Returns the parts to delete and their staged rewrites (committed with the chunk)."""
+    import duckdb
+
+    if not replaced:
+        return [], []
+    con = duckdb.connect()
+    deletes: list[Path] = []
+    rewritten: list[Path] = []
+    try:
+        for table in PARTITIONED:
+            files = sorted(str(p) for p in (layout.root / table).glob("ep_bucket=*/*.parquet"))
+            if not files:
+                continue
+            holding = [r[0] for r in con.execute(
+                "SELECT DISTINCT filename FROM read_parquet(?, filename = true, hive_partitioning = false) "
+                "WHERE episode_id IN (SELECT unnest(?))", [files, replaced]).fetchall()]
+            for name in holding:
+                old = Path(name)
+                new = staging / table / old.parent.name / f"{old.stem}-r{chunk:06d}{uuid.uuid4().hex[:6]}.parquet"
+                new.parent.mkdir(parents=True, exist_ok=True)
+                con.execute(
+                    f"COPY (SELECT * FROM read_parquet(?, hive_partitioning = false) "
+                    f"WHERE episode_id NOT IN (SELECT unnest(?))) TO '{_literal(new)}' (FORMAT parquet)",
+                    [name, replaced])
+                deletes.append(old)
+                rewritten.append(new)
+    finally:
+        con.close()
+    return deletes, rewritten
+
+
+def _list_literal(paths: list[str]) -> str:
+    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _literal(path: Path) -> str:
+    # COPY takes no bound parameter for its target; the path is ours (the store's staging folder)
+    return str(path).replace("'", "''")
