@@ -43,9 +43,11 @@ def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool
 
 
 def has_saved_checks(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the store has the `check_runs` table at all (a Parquet store may not)."""
+    """Whether the store has `check_runs` at all: a table in a DuckDB store; in a Parquet store,
+    a view over `check_runs/`, there once `check --engine spark` saved a check (else absent)."""
     return bool(con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'check_runs' AND NOT temporary"
+        "SELECT (SELECT count(*) FROM duckdb_tables() WHERE table_name = 'check_runs' AND NOT temporary) "
+        "+ (SELECT count(*) FROM duckdb_views() WHERE view_name = 'check_runs' AND NOT temporary)"
     ).fetchall()[0][0])
 
 

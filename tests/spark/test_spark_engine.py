@@ -1,7 +1,7 @@
 """`--engine spark` (cli-and-results.md, Scale-out): the same tables, verdicts and exit codes as DuckDB.
 
-One SparkSession (local[2]) serves the whole module. Every comparison is against the DuckDB
-engine on the same files: a DuckDB store exported to Parquet (`Store.export`, the layout the
+One SparkSession (local[2], tests/spark/conftest.py) serves the whole test run. Every comparison
+is against the DuckDB engine on the same files: a DuckDB store exported to Parquet (`Store.export`, the layout the
 Spark engine writes) is read back table by table and compared row for row.
 """
 from __future__ import annotations
@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -30,18 +29,11 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs Java 17 (no java on PATH and no JAVA_HOME)", allow_module_level=True)
 
 from tracelab.spark import engine  # noqa: E402
-from tracelab.spark.layout import commit, open_layout, recover  # noqa: E402
 
 SAMPLES = REPO / "sample_traces"
 SUITE = SAMPLES / "suite.yaml"
 TINY_CHUNKS = 64 << 10
 """Bytes per ingest task in these tests: small, so that files spread over many tasks and waves."""
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[object]:
-    session = engine.session("local[2]")
-    yield session
 
 
 def _duckdb_export(tmp: Path, runs: list[tuple[list[Path], bool]]) -> Path:
@@ -87,8 +79,9 @@ def test_ingest_equals_duckdb_row_for_row_and_reruns_add_nothing(spark: object, 
     assert (store / "episodes").is_dir() and json.loads((store / "_tracelab.json").read_text())["ep_buckets"] == 16
     _assert_same_tables(store, _duckdb_export(tmp_path, [([corpus], False)]))
 
-    again = engine.ingest(store, [corpus], chunk_bytes=TINY_CHUNKS)
-    assert again.added == 0 and again.count("already-ingested") == len(again.files)
+    # the same files named by file:// URLs, into the store named by one: the same paths, nothing new
+    again = engine.ingest(store.as_uri(), [corpus.as_uri()], chunk_bytes=TINY_CHUNKS)
+    assert again.added == 0 and again.count("already-ingested") == len(again.files) == len(first.files)
     generate(corpus / "generated" / "part-9.jsonl", 25, seed=9)
     more = engine.ingest(store, [corpus], chunk_bytes=TINY_CHUNKS)
     assert more.added == 25 and more.count("loaded") == 1
@@ -132,21 +125,27 @@ def _cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stdout
 
 
-def _same_check(tmp: Path, spark_store: Path, duck_store: Path, suite: Path) -> None:
-    """check and cover JSON, and exit codes, equal on both engines (up to ids, times and paths)."""
+def _same_check(spark_store: Path, duck_store: Path, suite: Path, *, cover: bool = False,
+                extra: tuple[str, ...] = ()) -> tuple[int, dict]:
+    """check (and cover) JSON and exit codes equal on both engines, up to ids, times and paths.
+
+    Returns the exit code and the JSON of the Spark check, which saved its results in the store."""
     volatile = ("run_id", "elapsed_ms", "store")
-    for command in (["check", "--all-results"], ["cover"]):
+    saved: dict = {}
+    for command in (["check", "--all-results", *extra], ["cover"])[:2 if cover else 1]:
         code_s, out_s = _cli(*command, str(suite), "--format", "json", "--engine", "spark",
                              "--store", str(spark_store))
-        code_d, out_d = _cli(*command, str(suite), "--format", "json", "--store", str(duck_store), "--no-save"
-                             ) if command[0] == "check" else \
-            _cli(*command, str(suite), "--format", "json", "--store", str(duck_store))
-        assert code_s == code_d, f"{command[0]}: exit {code_s} on Spark, {code_d} with DuckDB"
+        unsaved = ["--no-save"] if command[0] == "check" else []
+        code_d, out_d = _cli(*command, str(suite), "--format", "json", "--store", str(duck_store), *unsaved)
+        assert code_s == code_d, f"{command[0]}: exit {code_s} on Spark, {code_d} with DuckDB\n{out_s}"
         got, want = json.loads(out_s), json.loads(out_d)
+        if command[0] == "check":
+            code, saved = code_s, dict(got)
         for doc in (got, want):
             for key in volatile:
                 doc.pop(key, None)
         assert got == want, f"{command[0]} differs"
+    return code, saved
 
 
 def test_conflict_across_tasks_and_replace_match_duckdb(spark: object, tmp_path: Path) -> None:
@@ -159,7 +158,7 @@ def test_conflict_across_tasks_and_replace_match_duckdb(spark: object, tmp_path:
     _assert_same_tables(store, reference)
     reasons = [r for r in _rows(store, "quarantine") if "already stored with different content" in r[2]]
     assert len(reasons) == 1  # b's `shared` conflicts with a's, though another task read it
-    _same_check(tmp_path, store, tmp_path / "reference.duckdb", suite)
+    _same_check(store, tmp_path / "reference.duckdb", suite)
 
     # --replace: b read again replaces a's `shared`; its leak now fails the check on both engines
     replacing = tmp_path / "again" / "b2.jsonl"
@@ -173,9 +172,18 @@ def test_conflict_across_tasks_and_replace_match_duckdb(spark: object, tmp_path:
         shutil.rmtree(tmp_path / "reference")
         ref.export(tmp_path / "reference")
     _assert_same_tables(store, tmp_path / "reference")
-    _same_check(tmp_path, store, tmp_path / "reference.duckdb", suite)
-    code, _ = _cli("check", str(suite), "--engine", "spark", "--store", str(store))
+    code, _ = _same_check(store, tmp_path / "reference.duckdb", suite)
     assert code == 1
+
+    # --replace over files already recorded: they are read again, their earlier sources rows (and
+    # the quarantine rows of those reads) make way for the new ones, as in one DuckDB store
+    engine.ingest(store, [a.parent], replace=True, chunk_bytes=1)
+    with open_store(tmp_path / "reference.duckdb") as ref:
+        ref.ingest([a.parent], replace=True)
+        shutil.rmtree(tmp_path / "reference")
+        ref.export(tmp_path / "reference")
+    _assert_same_tables(store, tmp_path / "reference")
+    _same_check(store, tmp_path / "reference.duckdb", suite)
 
 
 def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: object, tmp_path: Path) -> None:
@@ -186,47 +194,100 @@ def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: o
     assert len(list((store / "episodes").glob("ep_bucket=*"))) > 16
     with open_store(tmp_path / "duck.duckdb") as duck:
         duck.ingest([SAMPLES])
-    _same_check(tmp_path, store, tmp_path / "duck.duckdb", SUITE)
-    code, text = _cli("check", str(SUITE), "--engine", "spark", "--store", str(store), "--format", "json")
+    code, document = _same_check(store, tmp_path / "duck.duckdb", SUITE, cover=True)
     assert code == 1  # the sample suite fails some cases on purpose, as with DuckDB
-    run_id = json.loads(text)["run_id"]
+    run_id = document["run_id"]
     code, out = _cli("sql", "--store", str(store), "--format", "csv",
                      f"SELECT count(*) AS n FROM check_results WHERE run_id = '{run_id}'")
     assert code == 0, out
-    assert int(out.splitlines()[1]) == json.loads(text)["summary"]["results"]
+    assert int(out.splitlines()[1]) == document["summary"]["results"]
     code, _ = _cli("ingest", str(SAMPLES), "--engine", "spark", "--store", str(store), "--buckets", "16", "-q")
     assert code == 2  # a store keeps its bucket count
 
+    # the saved check reads back without Spark: `show --check` and `view`, step_idx included
+    failing = next(r for r in document["results"] if not r["passed"])
+    code, shown = _cli("show", failing["episode_id"], "--store", str(store), "--check", run_id)
+    assert code == 0, shown
+    assert failing["assertion"] in shown
+    code, _ = _cli("view", "--store", str(store), "--run", run_id, "-o", str(tmp_path / "report.html"))
+    assert code == 0 and failing["episode_id"] in (tmp_path / "report.html").read_text(encoding="utf-8")
+    code, out = _cli("sql", "--store", str(store), "--format", "csv",
+                     "SELECT count(*) FROM check_results WHERE step_idx IS NOT NULL")
+    assert code == 0 and int(out.splitlines()[1]) > 0
 
-def test_an_interrupted_commit_is_completed_by_the_next_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                               ) -> None:
-    """The journal: a kill after the first rename of a commit; recover applies the rest."""
-    layout = open_layout(tmp_path / "store", create=True)
-    staging = layout.staging()
-    parts = []
-    for name in ("episodes/ep_bucket=3/c000001_0.parquet", "sources/c000001.parquet"):
-        path = staging / name
-        path.parent.mkdir(parents=True)
-        path.write_bytes(b"part")
-        parts.append((path, layout.root / name))
-    real = os.replace
-    calls = []
 
-    def dying(src: object, dst: object) -> None:
-        calls.append(src)
-        if len(calls) == 3:  # the journal's own rename, the first part, then the kill
-            raise KeyboardInterrupt
-        real(src, dst)
+def test_since_continues_a_saved_check_as_duckdb_does(spark: object, tmp_path: Path) -> None:
+    """`check --since RUN_ID` on Spark: only the runs ingested after it are evaluated; same verdicts."""
+    corpus = tmp_path / "in"
+    generate(corpus / "first.jsonl", 30, seed=1)
+    store = tmp_path / "spark-store"
+    engine.ingest(store, [corpus])
+    with open_store(tmp_path / "duck.duckdb") as duck:
+        duck.ingest([corpus])
+    runs = {}
+    for name, args in (("spark", ["--engine", "spark", "--store", str(store)]),
+                       ("duckdb", ["--store", str(tmp_path / "duck.duckdb")])):
+        code, out = _cli("check", str(SUITE), "--format", "json", "--allow-ineffective", *args)
+        runs[name] = json.loads(out)["run_id"]
+    generate(corpus / "second.jsonl", 20, seed=2)
+    engine.ingest(store, [corpus])
+    with open_store(tmp_path / "duck.duckdb") as duck:
+        duck.ingest([corpus])
+    code_s, out_s = _cli("check", str(SUITE), "--format", "json", "--all-results", "--allow-ineffective",
+                         "--since", runs["spark"], "--engine", "spark", "--store", str(store))
+    code_d, out_d = _cli("check", str(SUITE), "--format", "json", "--all-results", "--allow-ineffective",
+                         "--since", runs["duckdb"], "--store", str(tmp_path / "duck.duckdb"))
+    assert code_s == code_d
+    got, want = json.loads(out_s), json.loads(out_d)
+    for doc in (got, want):
+        for key in ("run_id", "elapsed_ms", "store"):
+            doc.pop(key, None)
+    assert got == want
+    assert got["summary"]["runs"] > 0
+    assert 0 < engine.TIMINGS["check_rows"] < got["summary"]["results"]  # the tasks saw only the new runs
+    code, out = _cli("sql", "--store", str(store), "--format", "csv", "SELECT since_run FROM check_runs "
+                     "WHERE since_run IS NOT NULL")
+    assert out.splitlines()[1:] == [runs["spark"]]
 
-    monkeypatch.setattr(os, "replace", dying)
-    with pytest.raises(KeyboardInterrupt):
-        commit(layout, staging.with_name(staging.name + "-x"), parts, [])
-    monkeypatch.setattr(os, "replace", real)
-    assert (layout.root / parts[0][1].relative_to(layout.root)).exists()
-    assert not parts[1][1].exists()
-    assert recover(layout) == 1
-    assert all(dst.exists() for _, dst in parts)
-    assert not any((layout.root / "_txn").iterdir())
+
+EFFECTS_SUITE = """
+suite: spark-effects
+min_cases: 1
+cases:
+  - id: c
+    select: {case_id: c}
+    expect: {must_not_write: [send], must_not_leak: ["sk-live-"]}
+"""
+
+
+def test_registry_effects_give_the_same_verdicts(spark: object, tmp_path: Path) -> None:
+    """Effects declared with `tracelab effects set` travel in the Parquet store's tool_effects/ and
+    count on Spark as in the DuckDB store; a Spark ingest into that store keeps them."""
+    send = [{"kind": "tool_call", "name": "send", "call_id": "k"},
+            {"kind": "tool_result", "call_id": "k", "status": "ok"}]
+    inputs = [_write(tmp_path / "in" / "a.jsonl", episode("r1", *send, case_id="c"),
+                     episode("r2", {"kind": "assistant", "text": "no tools"}, case_id="c"))]
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(EFFECTS_SUITE)
+    duck = tmp_path / "duck.duckdb"
+    with open_store(duck) as store:
+        store.ingest(inputs)
+    code, _ = _cli("check", str(suite), "--store", str(duck), "--no-save")
+    assert code == 0  # nothing recorded says `send` writes
+    code, _ = _cli("effects", "set", "send=write", "--store", str(duck))
+    assert code == 0
+    with open_store(duck, read_only=True) as store:
+        store.export(tmp_path / "exported")
+    code, document = _same_check(tmp_path / "exported", duck, suite)
+    assert code == 1  # r1 wrote through `send`: only the registry says so
+    failed = document["summary"]["failed"]
+    # a Spark ingest into the exported store adopts it, effects included
+    inputs.append(_write(tmp_path / "in2" / "b.jsonl", episode("r3", *send, case_id="c")))
+    engine.ingest(tmp_path / "exported", [inputs[1]])
+    with open_store(duck) as store:
+        store.ingest([inputs[1]])
+    code, document = _same_check(tmp_path / "exported", duck, suite)
+    assert document["summary"]["failed"] > failed  # r3 as well
 
 
 @pytest.mark.slow  # a second JVM in a subprocess: `make soak`; the journal test above runs in `make test`

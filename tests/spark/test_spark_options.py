@@ -1,16 +1,22 @@
-"""`--engine spark` options without starting Spark: lazy import, master resolution, usage errors."""
+"""`--engine spark` without starting Spark: lazy import, master resolution, usage errors, URLs,
+the commit journal, and a task's work called directly."""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import episode
 from tracelab.cli import cli
+from tracelab.spark import paths, tasks
 from tracelab.spark.engine import master_url
-from tracelab.spark.layout import open_layout
+from tracelab.spark.layout import commit, open_layout, recover
 
 
 def test_help_and_commands_do_not_import_pyspark() -> None:
@@ -54,3 +60,103 @@ def test_a_store_records_its_bucket_count(tmp_path: Path) -> None:
     assert (tmp_path / "store" / "episodes").is_dir() and layout.buckets == 64
     with pytest.raises(Exception, match="has 64 ep_bucket partitions"):
         open_layout(tmp_path / "store", create=True, buckets=16)
+
+
+def test_an_interrupted_commit_is_completed_by_the_next_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """The journal: a kill after the first rename of a commit; recover applies the rest."""
+    layout = open_layout(tmp_path / "store", create=True)
+    staging = layout.staging()
+    parts = []
+    for name in ("episodes/ep_bucket=3/c000001_0.parquet", "sources/c000001.parquet"):
+        path = staging / name
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"part")
+        parts.append((path, layout.root / name))
+    real = os.replace
+    calls = []
+
+    def dying(src: object, dst: object) -> None:
+        calls.append(src)
+        if len(calls) == 3:  # the journal's own rename, the first part, then the kill
+            raise KeyboardInterrupt
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", dying)
+    with pytest.raises(KeyboardInterrupt):
+        commit(layout, staging.with_name(staging.name + "-x"), parts, [])
+    monkeypatch.setattr(os, "replace", real)
+    assert (layout.root / parts[0][1].relative_to(layout.root)).exists()
+    assert not parts[1][1].exists()
+    assert recover(layout) == 1
+    assert all(dst.exists() for _, dst in parts)
+    assert not any((layout.root / "_txn").iterdir())
+
+
+def _fake_bucket(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+    """s3a://bucket/... served by a local folder through pyarrow.fs (no network in tests)."""
+    from pyarrow import fs as pafs
+
+    def local(url: str) -> tuple[object, str]:
+        scheme, _, rest = url.partition("://")
+        assert paths.SCHEMES[scheme] == "s3"  # s3a is read as S3
+        return pafs.LocalFileSystem(), str(root / rest)
+
+    monkeypatch.setattr(paths, "filesystem", local)
+
+
+def test_object_store_urls_are_listed_copied_and_recorded_under_their_url(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a task does with s3a:// inputs: the library ingests a local copy; every row and report
+    names the URL, and an object that cannot be read is a failed file, not a failed task."""
+    bucket = tmp_path / "bucket" / "traces"
+    bucket.mkdir(parents=True)
+    good = episode("r1", {"kind": "assistant", "text": "hi"})
+    (bucket / "b.jsonl").write_text(json.dumps(good) + "\n" + "{not json\n", encoding="utf-8")
+    (bucket / "a" / "x.jsonl").parent.mkdir()
+    (bucket / "a" / "x.jsonl").write_text(json.dumps(episode("r2")) + "\n", encoding="utf-8")
+    _fake_bucket(monkeypatch, tmp_path / "bucket")
+    listed = paths.list_files("s3a://traces")
+    assert [url for url, _ in listed] == ["s3a://traces/a/x.jsonl", "s3a://traces/b.jsonl"]
+    files = [[url, None] for url, _ in listed] + [["s3a://traces/gone.jsonl", None]]
+    (tmp_path / "staging").mkdir()  # a wave's staging folder (Layout.staging)
+    out = tasks.ingest_chunk(0, files, "auto", False, str(tmp_path / "staging"), 16, None)
+    assert [(f["path"], f["status"]) for f in out.files] == [
+        ("s3a://traces/a/x.jsonl", "loaded"), ("s3a://traces/b.jsonl", "loaded"),
+        ("s3a://traces/gone.jsonl", "failed")]
+    assert out.files[2]["message"].startswith("s3a://traces/gone.jsonl: cannot be read")
+    staged = tmp_path / "staging"
+    con = duckdb.connect()
+    uris = {table: sorted({r[0] for r in con.execute(
+        "SELECT source_uri FROM read_parquet(?, hive_partitioning = false)",
+        [[str(p) for p in (staged / table).rglob("*.parquet")]]).fetchall()})
+        for table in ("episodes", "sources", "quarantine")}
+    assert uris == {"episodes": ["s3a://traces/a/x.jsonl", "s3a://traces/b.jsonl"],
+                    "sources": ["s3a://traces/a/x.jsonl", "s3a://traces/b.jsonl"],
+                    "quarantine": ["s3a://traces/b.jsonl"]}
+    sizes = con.execute("SELECT DISTINCT file_size FROM read_parquet(?)",
+                        [[str(p) for p in (staged / "sources").glob("*.parquet")]]).fetchall()
+    assert sizes == [(None,)]  # a copy's size and time say nothing about the object
+
+
+def test_urls_the_engine_cannot_read_are_one_line_usage_errors(tmp_path: Path) -> None:
+    assert paths.local_path(f"file://{tmp_path}/x y") == tmp_path / "x y"
+    assert paths.local_path("file:///a%20b/c") == Path("/a b/c")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("suite: s\ncases: []\n")
+    cases = [
+        (["ingest", "hdfs://namenode:8020/traces", "--engine", "spark", "--store", str(tmp_path / "s")],
+         "hdfs://namenode:8020/traces: the hdfs file system is not available here"),
+        (["ingest", "ftp://host/traces", "--engine", "spark", "--store", str(tmp_path / "s")],
+         "ftp://host/traces: --engine spark reads inputs that are local paths, file:// URLs or"),
+        (["check", str(suite), "--engine", "spark", "--store", "s3a://bucket/store"],
+         "s3a://bucket/store: the store of --engine spark is a folder on a file system every node mounts"),
+        (["ingest", str(suite), "--engine", "spark", "--store", "file://otherhost/store"],
+         "a file:// URL names a local path"),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "s").exists()

@@ -55,11 +55,10 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     if engine == "spark":
         from tracelab import spark
 
-        if since:
-            raise click.UsageError("--since is not available with --engine spark")
         run = spark.check(spark_store(store_path), suite, cases=list(cases) or None,
                           categories=list(categories) or None, strict=strict,
-                          allow_ineffective=allow_ineffective, save=not no_save, master=spark_master)
+                          allow_ineffective=allow_ineffective, save=not no_save, since=since,
+                          master=spark_master)
     else:
         with open_store(store_path, read_only=no_save, create=False) as store:
             run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,

@@ -94,15 +94,19 @@ def session(master: str | None = None) -> SparkSession:
 
 def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
-          allow_ineffective: bool = False, save: bool = True, master: str | None = None) -> CheckRun:
+          allow_ineffective: bool = False, save: bool = True, since: str | None = None,
+          master: str | None = None) -> CheckRun:
     """`tracelab.check.check` over a Parquet store, evaluated on Spark; same verdicts and summaries.
 
     Saved results go to the store's `check_runs/` and `check_results/` (read by `sql` and `view`).
+    `since` (`check --since RUN_ID`) evaluates only the runs ingested after that saved check
+    started, in the tasks, and keeps its verdicts for the others, as the DuckDB engine does.
     """
     import polars as pl
 
-    from tracelab.check import CheckRun, refuse_findings
+    from tracelab.check import CheckRun, previous_run, refuse_findings
     from tracelab.suite import load_suite
+    from tracelab.suite.evaluate import _merge as merge_carried  # the DuckDB engine's own merge
     from tracelab.suite.evaluate import choose_cases
     from tracelab.suite.results import build_result
 
@@ -114,13 +118,18 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     chosen = choose_cases(suite, cases, categories)
     if not allow_ineffective:
         refuse_findings(suite)
+    watermark = carried = None
+    if since is not None:
+        with _driver_store(root) as opened:
+            watermark, carried = previous_run(opened, suite, since, chosen)
     spark = session(master)
     from tracelab.spark.tasks import evaluate_buckets, verdict_schema
 
     store_text = str(root.resolve())
 
     def body(batches):  # type: ignore[no-untyped-def]
-        return evaluate_buckets(batches, store_text, layout.buckets, tasks, suite, cases, categories, strict)
+        return evaluate_buckets(batches, store_text, layout.buckets, tasks, suite, cases, categories, strict,
+                                watermark)
 
     tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
     groups = spark.range(0, tasks, 1, numPartitions=tasks)
@@ -129,14 +138,25 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     driver_clock = time.perf_counter()
     frame = pl.from_arrow(verdicts)
     assert isinstance(frame, pl.DataFrame)
-    result = build_result(suite.name, chosen, _in_engine_order(frame, suite, chosen), strict)
+    ordered = _in_engine_order(frame, suite, chosen)
+    if carried is not None:
+        with _driver_store(root) as opened:
+            ordered = merge_carried(opened.con, ordered, carried, watermark)
+    result = build_result(suite.name, chosen, ordered, strict)
     elapsed_ms = round((time.perf_counter() - clock) * 1000)
     TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
                    check_driver_s=time.perf_counter() - driver_clock, check_rows=frame.height)
     run_id = uuid.uuid4().hex[:16]
     if save:
-        _save(layout, suite, result, run_id, started, elapsed_ms)
+        _save(layout, suite, result, run_id, started, elapsed_ms, since)
     return CheckRun(result, suite, run_id, str(root), elapsed_ms, save)
+
+
+def _driver_store(root: Path) -> Any:
+    """The Parquet store opened on the driver (read-only, with its saved checks), for `--since`."""
+    from tracelab.store import open_store
+
+    return open_store(root, read_only=True)
 
 
 def cover(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
@@ -188,21 +208,25 @@ def _in_engine_order(frame: Any, suite: Any, chosen: Any) -> Any:
             .sort("order", "episode_id").drop("order"))
 
 
-def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetime, elapsed_ms: int) -> None:
-    """check_results first, then the check_runs row that makes the run visible (each file atomic)."""
+def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetime, elapsed_ms: int,
+          since: str | None) -> None:
+    """check_results first, then the check_runs row that makes the run visible (each file atomic);
+    the columns and types of the DuckDB store's tables (sql/schema/tables.sql)."""
     import polars as pl
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from tracelab.saved import RESULT_COLUMNS
     from tracelab.spark.layout import atomic_write
 
-    rows = result.verdicts.with_columns(run_id=pl.lit(run_id)).select(
-        "run_id", "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason")
+    rows = result.verdicts.with_columns(run_id=pl.lit(run_id)).select("run_id", *RESULT_COLUMNS)
     run = pa.table({
         "run_id": [run_id], "suite": [suite.name], "suite_sha256": [suite.sha256],
-        "started_at": pa.array([started], pa.timestamp("us", tz="UTC")), "elapsed_ms": [elapsed_ms],
+        "started_at": pa.array([started], pa.timestamp("us", tz="UTC")),
+        "elapsed_ms": pa.array([elapsed_ms], pa.int64()),
         "cases": pa.array([[case.id for case in result.cases]], pa.list_(pa.string())),
-        "since_run": pa.array([None], pa.string()),
+        "since_run": pa.array([since], pa.string()),
+        "failed_cases": pa.array([[case.id for case in result.cases if not case.passed]], pa.list_(pa.string())),
     })
     for table, data in (("check_results", rows.to_arrow()), ("check_runs", run)):
         folder = layout.root / table
@@ -218,7 +242,8 @@ def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetim
 @dataclass
 class _Chunk:
     index: int
-    files: list[str]
+    files: list[tuple[str, str | None]]
+    """(path or URL, why it is skipped or None), as `tracelab.ingest.Input` says it."""
 
 
 def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]], fmt: str = "auto", *,
@@ -228,24 +253,29 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
     """Ingest files, folders or globs into a Parquet store on Spark (trace-format §5, §6 rules hold).
 
     Args:
-        store: the store folder (created when missing; a folder written by `export` is adopted).
+        store: the store folder, a path or ``file://`` URL (created when missing; a folder
+            written by `export` is adopted).
+        paths: files, folders and globs; also URLs (`tracelab.spark.paths`).
         buckets: `ep_bucket` partitions of a new store (default 16, as `export`); recorded in it.
         chunk_bytes: target input bytes per task.
         progress: called with one line per committed wave.
 
     Raises:
+        UsageError: no such path, a URL that cannot be read, or no file at all.
         Interrupted: Ctrl-C or SIGTERM; the store holds exactly the committed files.
     """
-    from tracelab.ingest import FileReport, IngestReport, expand_paths
+    from tracelab.ingest import FileReport, IngestReport
 
     if fmt != "auto":
         from tracelab.formats import get_format
 
         get_format(fmt)  # an unknown format name is a usage error before Spark starts
-    files = [str(p) for p in expand_paths(paths)]
+    inputs = _inputs(paths)
+    if not inputs:
+        raise UsageError(f"no files found in {', '.join(str(p) for p in paths)}")
     layout = open_layout(local_path(store), create=True, buckets=buckets)
     recover(layout)
-    chunks = _chunks(files, chunk_bytes)
+    chunks = _chunks(inputs, chunk_bytes)
     spark = session(master)
     wave = _parallelism(spark) * WAVE_TASKS
     report = IngestReport()
@@ -254,27 +284,48 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
     try:
         for start in range(0, len(chunks), wave):
             outputs = _run_wave(spark, layout, chunks[start:start + wave], fmt, replace)
-            TIMINGS["ingest_chunks"] = len(chunks)
             for output in outputs:
                 report.files.extend(FileReport(**f) for f in output["files"])
             done = start + len(outputs)
             if progress is not None:
-                progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {len(files)} files")
+                progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {len(inputs)} files")
     except KeyboardInterrupt:
         committed = sum(len(c.files) for c in chunks[:done])
-        raise Interrupted(f"interrupted: {committed} of {len(files)} files committed to {layout.root}; "
+        raise Interrupted(f"interrupted: {committed} of {len(inputs)} files committed to {layout.root}; "
                           "the rest are not in the store (run the same ingest again to complete it)") from None
     return report
 
 
-def _chunks(files: list[str], chunk_bytes: int) -> list[_Chunk]:
-    """Contiguous runs of files (path order) of about `chunk_bytes` each."""
+def _inputs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str | None, int]]:
+    """(path or URL, why it is skipped or None, size) of every input, in the order the DuckDB
+    engine reads them: local paths through `tracelab.ingest.scan_inputs`, URLs listed remotely."""
+    from tracelab.ingest import scan_inputs
+    from tracelab.spark.paths import list_files
+    from tracelab.spark.paths import local_path as input_path
+
+    out: list[tuple[str, str | None, int]] = []
+    for raw in paths:
+        local = input_path(raw, what="input")
+        if local is None:
+            out.extend((url, None, size) for url, size in list_files(os.fspath(raw)))
+            continue
+        for item in scan_inputs([local]):
+            try:
+                size = item.path.stat().st_size if item.skip is None else 0
+            except OSError:
+                size = 0  # the task reports it as it cannot read it
+            out.append((str(item.path), item.skip, size))
+    return out
+
+
+def _chunks(inputs: list[tuple[str, str | None, int]], chunk_bytes: int) -> list[_Chunk]:
+    """Contiguous runs of inputs (in their order) of about `chunk_bytes` each."""
     chunks: list[_Chunk] = []
-    current: list[str] = []
+    current: list[tuple[str, str | None]] = []
     size = 0
-    for path in files:
-        current.append(path)
-        size += os.path.getsize(path)
+    for path, skip, nbytes in inputs:
+        current.append((path, skip))
+        size += nbytes
         if size >= chunk_bytes:
             chunks.append(_Chunk(len(chunks), current))
             current, size = [], 0
@@ -285,6 +336,8 @@ def _chunks(files: list[str], chunk_bytes: int) -> list[_Chunk]:
 
 def _run_wave(spark: Any, layout: Layout, chunks: list[_Chunk], fmt: str, replace: bool) -> list[dict[str, Any]]:
     """Ingest a wave of chunks on Spark, then commit them in order; their outputs."""
+    import shutil
+
     import pyarrow as pa
 
     from tracelab.spark.tasks import ingest_chunks
@@ -293,11 +346,14 @@ def _run_wave(spark: Any, layout: Layout, chunks: list[_Chunk], fmt: str, replac
     known = _known_sources(layout)
     staging_text, buckets = str(staging), layout.buckets
 
-    def body(batches):  # type: ignore[no-untyped-def]
-        return ingest_chunks(batches, fmt, replace, staging_text, buckets, known)
+    files = {c.index: c.files for c in chunks}
 
-    rows = [(c.index, json.dumps(c.files)) for c in chunks]
-    frame = spark.createDataFrame(rows, "chunk long, files string").repartition(len(rows))
+    def body(batches):  # type: ignore[no-untyped-def]
+        return ingest_chunks(batches, files, fmt, replace, staging_text, buckets, known)
+
+    # one task per chunk, numbered: no data to shuffle (the chunks' file lists travel with `body`)
+    first = chunks[0].index
+    frame = spark.range(first, first + len(chunks), 1, numPartitions=len(chunks))
     out_schema = _spark_schema(pa.schema([("chunk", pa.int64()), ("output", pa.string())]))
     clock = time.perf_counter()
     result = _collect(frame.mapInArrow(body, out_schema))
@@ -308,70 +364,80 @@ def _run_wave(spark: Any, layout: Layout, chunks: list[_Chunk], fmt: str, replac
         committed.append(_commit_chunk(layout, staging, chunk, outputs[chunk.index], fmt, replace))
     TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + committing - clock
     TIMINGS["ingest_commit_s"] = TIMINGS.get("ingest_commit_s", 0.0) + time.perf_counter() - committing
-    import shutil
-
     shutil.rmtree(staging, ignore_errors=True)
     return committed
 
 
-def _known_sources(layout: Layout) -> dict[str, dict[str, Any]]:
-    """The store's `sources` rows by content hash (the first row of each hash, as the library reads)."""
+def _known_sources(layout: Layout) -> Any:
+    """The store's `sources` rows (`tasks.SOURCE_COLUMNS`) as Arrow: every task is seeded with them."""
+    from tracelab.spark.tasks import SOURCE_COLUMNS
+
     con = _read(layout)
-    rows = con.execute(
-        "SELECT content_hash, arg_min(source_uri, ingested_at), arg_min(format, ingested_at), "
-        "arg_min(episodes, ingested_at), arg_min(quarantined, ingested_at) FROM sources GROUP BY ALL"
-    ).fetchall()
-    con.close()
-    keys = ("source_uri", "format", "episodes", "quarantined")
-    return {r[0]: {"content_hash": r[0], **dict(zip(keys, r[1:], strict=True))} for r in rows}
+    try:
+        return con.execute(f"SELECT {', '.join(SOURCE_COLUMNS)} FROM sources").to_arrow_table()
+    finally:
+        con.close()
 
 
 def _read(layout: Layout) -> Any:
     """A plain DuckDB connection with views `episodes` (id and hash) and `sources` over the store's
-    parts: the driver's lookups need two columns, not the whole store's views."""
+    parts: the driver's lookups need those columns, not the whole store's views."""
     import duckdb
+
+    from tracelab.spark.tasks import SOURCE_COLUMNS
 
     con = duckdb.connect()
     try:
-        episodes = sorted(str(p) for p in (layout.root / "episodes").glob("ep_bucket=*/*.parquet"))
-        sources = sorted(str(p) for p in (layout.root / "sources").glob("*.parquet"))
+        episodes = _parts(layout, "episodes")
         # a view takes no bound parameter: the file list is written as literals (our own paths)
         con.execute("CREATE VIEW episodes AS SELECT episode_id, content_hash FROM read_parquet("
                     f"{_list_literal(episodes)}, hive_partitioning = false)")
-        con.execute(f"CREATE VIEW sources AS SELECT * FROM read_parquet({_list_literal(sources)})")
+        sources = con.sql(f"SELECT * FROM read_parquet({_list_literal(_parts(layout, 'sources'))})")
+        # an export made before `sources` recorded file size and time: NULL, as the store reads it
+        columns = ", ".join(c if c in sources.columns else f"NULL::BIGINT AS {c}" for c in SOURCE_COLUMNS)
+        con.execute(f"CREATE VIEW sources AS SELECT {columns} FROM read_parquet("
+                    f"{_list_literal(_parts(layout, 'sources'))})")
     except duckdb.Error as exc:
         con.close()
         raise StoreError(f"{layout.root}: the Parquet store cannot be read ({exc})") from None
     return con
 
 
+def _parts(layout: Layout, table: str) -> list[str]:
+    """The Parquet files of a table (partition folders included), in name order."""
+    pattern = "ep_bucket=*/*.parquet" if table in PARTITIONED else "*.parquet"
+    return sorted(str(p) for p in (layout.root / table).glob(pattern))
+
+
 def _commit_chunk(layout: Layout, staging: Path, chunk: _Chunk, output: dict[str, Any], fmt: str,
                   replace: bool) -> dict[str, Any]:
     """Publish one chunk's staged parts; first re-ingest it seeded when it collides with the store."""
     parts = [staging / p for p in output["parts"]]
-    collisions = _collisions(layout, parts)
-    deletes: list[Path] = []
-    if collisions is not None:
-        seeds, sources = collisions
+    seeds = _collisions(layout, parts, replace)
+    rewrites = _Rewrites(layout, staging, chunk.index)
+    if seeds is not None:
         for part in parts:
             part.unlink()
         from tracelab.spark.tasks import ingest_chunk
 
         redo = ingest_chunk(chunk.index, chunk.files, fmt, replace, str(staging), layout.buckets,
-                            {**_known_sources(layout), **sources}, seeds)
+                            _known_sources(layout), seeds)
         output = {"chunk": chunk.index, "files": redo.files, "parts": redo.parts, "replaced": redo.replaced}
         parts = [staging / p for p in redo.parts]
-        deletes, rewritten = _drop_episodes(layout, staging, chunk.index, redo.replaced)
-        parts += rewritten
-    renames = [(p, layout.root / p.relative_to(staging)) for p in parts]
+        for table in PARTITIONED:  # --replace: the stored rows of the episodes it replaced go
+            rewrites.drop(table, "episode_id IN (SELECT unnest($ids))", {"ids": redo.replaced})
+    if replace:
+        _forget_sources(rewrites, [p for p in parts if p.parent.name == "sources"])
+    renames = [(p, layout.root / p.relative_to(staging)) for p in parts + rewrites.written]
     # one journal per chunk, named after the wave's staging folder so `recover` applies them in order
-    commit(layout, layout.root / "_txn" / f"{staging.name}-{chunk.index:06d}", renames, deletes)
+    commit(layout, layout.root / "_txn" / f"{staging.name}-{chunk.index:06d}", renames, rewrites.deleted)
     return output
 
 
-def _collisions(layout: Layout, parts: list[Path]) -> tuple[list[tuple[str, str]], dict[str, Any]] | None:
-    """None when the staged chunk shares no episode id and no file hash with the store; else the
-    stored (episode_id, content_hash) pairs and `sources` rows to seed a re-ingest with."""
+def _collisions(layout: Layout, parts: list[Path], replace: bool) -> list[tuple[str, str]] | None:
+    """None when the staged chunk can be published as it is: it shares no episode id with the
+    store, nor (without `replace`) a file hash. Else the stored (episode_id, content_hash) pairs to
+    seed a re-ingest with, so that the library decides as in one store."""
     import duckdb
 
     episodes = [str(p) for p in parts if p.parts[-3] == "episodes"]
@@ -380,57 +446,78 @@ def _collisions(layout: Layout, parts: list[Path]) -> tuple[list[tuple[str, str]
     ids = [r[0] for r in staged.execute("SELECT episode_id FROM read_parquet(?, hive_partitioning = false)",
                                         [episodes]).fetchall()] if episodes else []
     hashes = [r[0] for r in staged.execute("SELECT content_hash FROM read_parquet(?)",
-                                           [sources]).fetchall()] if sources else []
+                                           [sources]).fetchall()] if sources and not replace else []
     staged.close()
     con = _read(layout)
     try:
         seeds = [(r[0], r[1]) for r in con.execute(
             "SELECT episode_id, content_hash FROM episodes WHERE episode_id IN (SELECT unnest(?))",
             [ids]).fetchall()] if ids else []
-        rows = con.execute(
-            "SELECT source_uri, content_hash, format, episodes, quarantined FROM sources "
-            "WHERE content_hash IN (SELECT unnest(?))", [hashes]).fetchall() if hashes else []
+        # a file whose content an earlier chunk of this ingest stored: the re-ingest, seeded with
+        # the store's sources, reports it already ingested
+        known = con.execute("SELECT count(*) FROM sources WHERE content_hash IN (SELECT unnest(?))",
+                            [hashes]).fetchall()[0][0] if hashes else 0
     finally:
         con.close()
-    if not seeds and not rows:
-        return None
-    keys = ("source_uri", "content_hash", "format", "episodes", "quarantined")
-    return seeds, {r[1]: dict(zip(keys, r, strict=True)) for r in rows}
+    return seeds if seeds or known else None
 
 
-def _drop_episodes(layout: Layout, staging: Path, chunk: int, replaced: list[str]
-                   ) -> tuple[list[Path], list[Path]]:
-    """Rewrite the stored parts holding episodes that `--replace` replaced, without them.
-
-    Returns the parts to delete and their staged rewrites (committed with the chunk)."""
+def _forget_sources(rewrites: _Rewrites, staged: list[Path]) -> None:
+    """--replace read recorded files again: their earlier `sources` rows and the quarantine rows
+    of those reads make way for the new ones (the store-wide half of sql/ingest/forget_source.sql)."""
     import duckdb
 
-    if not replaced:
-        return [], []
-    con = duckdb.connect()
-    deletes: list[Path] = []
-    rewritten: list[Path] = []
+    if not staged:
+        return
+    with duckdb.connect() as con:
+        pairs = con.execute("SELECT source_uri, content_hash FROM read_parquet(?)",
+                            [[str(p) for p in staged]]).fetchall()
+    stored = _read(rewrites.layout)
     try:
-        for table in PARTITIONED:
-            files = sorted(str(p) for p in (layout.root / table).glob("ep_bucket=*/*.parquet"))
-            if not files:
-                continue
+        recorded = {tuple(r) for r in stored.execute(
+            "SELECT source_uri, content_hash FROM sources WHERE content_hash IN (SELECT unnest(?))",
+            [[h for _, h in pairs]]).fetchall()}
+    finally:
+        stored.close()
+    uris = [uri for uri, digest in pairs if (uri, digest) in recorded]
+    rewrites.drop("quarantine", "source_uri IN (SELECT unnest($uris))", {"uris": uris})
+    rewrites.drop("sources", "content_hash IN (SELECT unnest($hashes))", {"hashes": [h for _, h in pairs]})
+
+
+class _Rewrites:
+    """Stored parts rewritten without some rows, staged with a chunk and published by its commit."""
+
+    def __init__(self, layout: Layout, staging: Path, chunk: int) -> None:
+        self.layout = layout
+        self.staging = staging
+        self.chunk = chunk
+        self.deleted: list[Path] = []
+        self.written: list[Path] = []
+
+    def drop(self, table: str, where: str, params: dict[str, Any]) -> None:
+        """Rewrite the parts of `table` holding rows that match `where` (bound `params`) without them."""
+        import duckdb
+
+        if not any(params.values()):
+            return
+        files = [p for p in _parts(self.layout, table) if Path(p) not in self.deleted]
+        if not files:
+            return
+        hive = "false"  # the partition is the folder the rewrite goes to, not a column of the part
+        with duckdb.connect() as con:
             holding = [r[0] for r in con.execute(
-                "SELECT DISTINCT filename FROM read_parquet(?, filename = true, hive_partitioning = false) "
-                "WHERE episode_id IN (SELECT unnest(?))", [files, replaced]).fetchall()]
+                f"SELECT DISTINCT filename FROM read_parquet($files, filename = true, hive_partitioning = {hive}) "
+                f"WHERE {where}", {"files": files, **params}).fetchall()]
             for name in holding:
                 old = Path(name)
-                new = staging / table / old.parent.name / f"{old.stem}-r{chunk:06d}{uuid.uuid4().hex[:6]}.parquet"
+                folder = old.parent.relative_to(self.layout.root)
+                new = self.staging / folder / f"{old.stem}-r{self.chunk:06d}{uuid.uuid4().hex[:6]}.parquet"
                 new.parent.mkdir(parents=True, exist_ok=True)
-                con.execute(
-                    f"COPY (SELECT * FROM read_parquet(?, hive_partitioning = false) "
-                    f"WHERE episode_id NOT IN (SELECT unnest(?))) TO '{_literal(new)}' (FORMAT parquet)",
-                    [name, replaced])
-                deletes.append(old)
-                rewritten.append(new)
-    finally:
-        con.close()
-    return deletes, rewritten
+                con.execute(f"COPY (SELECT * FROM read_parquet($file, hive_partitioning = {hive}) "
+                            f"WHERE NOT ({where})) TO '{_literal(new)}' (FORMAT parquet)",
+                            {"file": name, **params})
+                self.deleted.append(old)
+                self.written.append(new)
 
 
 def _list_literal(paths: list[str]) -> str:

@@ -47,14 +47,19 @@ class Layout:
 
 
 def local_path(url: str | os.PathLike[str]) -> Path:
-    """A store path or a ``file://`` URL as a local path (the tasks read the store's files directly)."""
-    text = os.fspath(url)
-    if text.startswith("file://"):
-        return Path(text[len("file://"):])
-    if "://" in text:
-        raise UsageError(f"{text}: --engine spark reads stores on a shared file system (a path or "
-                         "file:// URL); mount object storage (s3, gcs, hdfs) on the cluster's nodes")
-    return Path(text)
+    """The store folder of a path or ``file://`` URL (`tracelab.spark.paths`).
+
+    Raises:
+        UsageError: a URL of an object store or HDFS: a store's commits rename files, which those
+            cannot do atomically; the store goes on a file system every node mounts.
+    """
+    from tracelab.spark.paths import local_path as parsed
+
+    path = parsed(url, what="store")
+    if path is None:
+        raise UsageError(f"{os.fspath(url)}: the store of --engine spark is a folder on a file system every "
+                         "node mounts (a path or file:// URL); trace files may be read from object storage")
+    return path
 
 
 def open_layout(root: Path, *, create: bool, buckets: int | None = None) -> Layout:

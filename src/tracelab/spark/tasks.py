@@ -12,14 +12,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracelab.saved import RESULT_COLUMNS
 from tracelab.spark.layout import FLAT, PARTITIONED
+from tracelab.spark.paths import fetch, is_remote
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from tracelab.ingest import FileReport, Input
     from tracelab.suite.model import Suite
 
-VERDICT_COLUMNS = ("case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason")
+VERDICT_COLUMNS = RESULT_COLUMNS
+"""A verdict row as the DuckDB engine makes it, `step_idx` included (cli-and-results "Failure location")."""
+SOURCE_COLUMNS = ("source_uri", "content_hash", "format", "episodes", "quarantined", "file_size", "file_mtime_ns")
+"""The `sources` columns a task is seeded with (`ingested_at` stays NULL: seeded rows are never staged)."""
 
 
 @dataclasses.dataclass
@@ -35,34 +41,39 @@ class ChunkOutput:
     """Seeded episode ids that `--replace` replaced (only when seeds were given)."""
 
 
-def ingest_chunk(chunk: int, files: Sequence[str], fmt: str, replace: bool, staging: str, buckets: int,
-                 known_sources: dict[str, dict[str, Any]],
+def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, replace: bool, staging: str, buckets: int,
+                 known_sources: pa.Table | None,
                  seed_episodes: Sequence[tuple[str, str]] = ()) -> ChunkOutput:
     """Ingest `files` (contiguous in path order) with the library into a task-local DuckDB store
     and stage its rows as Parquet parts under `staging`.
 
     Args:
-        known_sources: `sources` rows of the Parquet store, by content hash; those matching a file
-            of the chunk are seeded, so the library reports the file as already ingested.
+        files: (path, why it is skipped or None) as `tracelab.ingest.Input` says it, the path local
+            or a URL of a file system `tracelab.spark.paths` reads (copied to the task's temporary
+            folder first, and recorded under its URL).
+        known_sources: the Parquet store's `sources` rows (`SOURCE_COLUMNS`): seeded, so that the
+            library recognises a file already ingested exactly as in one DuckDB store.
         seed_episodes: (episode_id, content_hash) of stored episodes these files collide with; the
             library then decides skip, conflict or replace exactly as in one DuckDB store.
     """
-    from tracelab.formats.base import Source
+    from tracelab.bulk_insert import insert_arrow
     from tracelab.store import open_store
 
     with tempfile.TemporaryDirectory(prefix="tracelab-chunk-") as tmp, \
             open_store(Path(tmp) / "chunk.duckdb") as local:
         con = local.con
-        seeds = [row for path in files if (row := known_sources.get(Source(path).content_hash))]
         # seeded rows have no ingested_at: they mark what was there before and are never staged
-        for row in seeds:
-            con.execute("INSERT INTO sources VALUES (?, ?, ?, ?, ?, NULL)",
-                        [row["source_uri"], row["content_hash"], row["format"], row["episodes"],
-                         row["quarantined"]])
+        if known_sources is not None and known_sources.num_rows:
+            insert_arrow(con, "sources", known_sources.select(list(SOURCE_COLUMNS)))
         if seed_episodes:
             con.executemany("INSERT INTO episodes (episode_id, content_hash, tools_declared, n_steps) "
                             "VALUES (?, ?, false, 0)", [list(s) for s in seed_episodes])
-        report = local.ingest(list(files), fmt, replace=replace)
+        local_files, urls, unread = _local_copies(files, Path(tmp) / "remote")
+        report = local.ingest(local_files, fmt, replace=replace)
+        if urls:
+            _record_urls(con, report, urls)
+        for no, failed in unread:  # in input order, as the library reports a file it cannot read
+            report.files.insert(no, failed)
         replaced: list[str] = []
         if seed_episodes:
             still = {r[0] for r in con.execute(
@@ -70,6 +81,56 @@ def ingest_chunk(chunk: int, files: Sequence[str], fmt: str, replace: bool, stag
             replaced = sorted({eid for eid, _ in seed_episodes} - still)
         parts = _stage(con, Path(staging), chunk, buckets)
     return ChunkOutput(chunk, [dataclasses.asdict(f) for f in report.files], parts, replaced)
+
+
+def _local_copies(files: Sequence[Sequence[str | None]], folder: Path
+                  ) -> tuple[list[Input], dict[str, str], list[tuple[int, FileReport]]]:
+    """The files as local paths: a URL's object is copied under `folder` (its name kept, since a
+    format may claim a file by its name). Also the URL of each copy, and the reports of the
+    objects that could not be copied (status failed), with their input positions."""
+    from tracelab.errors import UsageError
+    from tracelab.ingest import FileReport, Input
+
+    local: list[Input] = []
+    urls: dict[str, str] = {}
+    unread: list[tuple[int, FileReport]] = []
+    for no, (name, skip) in enumerate(files):
+        assert name is not None
+        if not is_remote(name):
+            local.append(Input(Path(name), skip))
+            continue
+        target = folder / str(no) / name.rstrip("/").rsplit("/", 1)[-1]
+        target.parent.mkdir(parents=True)
+        try:
+            fetch(name, target)
+        except (OSError, UsageError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            unread.append((no, FileReport(name, status="failed", message=f"{name}: cannot be read ({first})")))
+            continue
+        local.append(Input(target))
+        urls[str(target)] = name
+    return local, urls, unread
+
+
+def _record_urls(con: Any, report: Any, urls: dict[str, str]) -> None:
+    """Rows and reports of copied files under their URL; no size and time (a copy's own would
+    never match the object's: such a file is recognised by its content hash)."""
+    import pyarrow as pa
+
+    con.register("_tl_urls", pa.table({"copy": list(urls), "url": list(urls.values())}))
+    try:
+        for table in ("episodes", "quarantine"):
+            con.execute(f"UPDATE {table} t SET source_uri = u.url FROM _tl_urls u WHERE t.source_uri = u.copy")
+        con.execute("UPDATE sources t SET source_uri = u.url, file_size = NULL, file_mtime_ns = NULL "
+                    "FROM _tl_urls u WHERE t.source_uri = u.copy")
+    finally:
+        con.unregister("_tl_urls")
+    for file in report.files:
+        copy = file.path
+        if copy in urls:
+            file.path = urls[copy]
+            if file.message:
+                file.message = file.message.replace(copy, file.path)
 
 
 def _stage(con: Any, staging: Path, chunk: int, buckets: int) -> list[str]:
@@ -103,13 +164,14 @@ def _literal(path: Path) -> str:
 
 
 def evaluate_bucket(store: str, buckets: Sequence[int], suite: Suite, cases: list[str] | None,
-                    categories: list[str] | None, strict: bool) -> pa.Table:
-    """The verdict rows of some `ep_bucket` partitions of the runs, as the DuckDB engine computes them."""
+                    categories: list[str] | None, strict: bool, since: datetime | None = None) -> pa.Table:
+    """The verdict rows of some `ep_bucket` partitions of the runs, as the DuckDB engine computes them
+    (with `since`: of the runs ingested after it, as `check --since` evaluates)."""
     from tracelab.store import open_store
     from tracelab.suite.evaluate import evaluate
 
     with open_store(store, buckets=list(buckets)) as opened:
-        result = evaluate(opened.con, suite, cases=cases, categories=categories, strict=strict)
+        result = evaluate(opened.con, suite, cases=cases, categories=categories, strict=strict, since=since)
     return result.verdicts.select(VERDICT_COLUMNS).to_arrow().cast(verdict_schema())
 
 
@@ -117,30 +179,33 @@ def verdict_schema() -> pa.Schema:
     """The Arrow schema of verdict rows as Spark exchanges them (plain 32-bit offsets)."""
     import pyarrow as pa
 
-    return pa.schema([(c, pa.bool_() if c == "passed" else pa.string()) for c in VERDICT_COLUMNS])
+    kinds = {"passed": pa.bool_(), "step_idx": pa.int32()}
+    return pa.schema([(c, kinds.get(c, pa.string())) for c in VERDICT_COLUMNS])
 
 
 def evaluate_buckets(batches: Iterable[pa.RecordBatch], store: str, buckets: int, tasks: int, suite: Suite,
-                     cases: list[str] | None, categories: list[str] | None, strict: bool
-                     ) -> Iterable[pa.RecordBatch]:
+                     cases: list[str] | None, categories: list[str] | None, strict: bool,
+                     since: datetime | None = None) -> Iterable[pa.RecordBatch]:
     """`mapInArrow` body: each input row is a task number t < `tasks`; yields the verdict rows of
     the buckets b with b % tasks == t, evaluated together."""
     for batch in batches:
         for task in batch.column(0).to_pylist():
             mine = [b for b in range(buckets) if b % tasks == int(task)]
-            yield from evaluate_bucket(store, mine, suite, cases, categories, strict).to_batches()
+            yield from evaluate_bucket(store, mine, suite, cases, categories, strict, since).to_batches()
 
 
-def ingest_chunks(batches: Iterable[pa.RecordBatch], fmt: str, replace: bool, staging: str, buckets: int,
-                  known_sources: dict[str, dict[str, Any]]) -> Iterable[pa.RecordBatch]:
-    """`mapInArrow` body: each input row is (chunk, files as JSON); yields (chunk, output as JSON)."""
+def ingest_chunks(batches: Iterable[pa.RecordBatch], files: dict[int, list[tuple[str, str | None]]], fmt: str,
+                  replace: bool, staging: str, buckets: int, known_sources: pa.Table | None
+                  ) -> Iterable[pa.RecordBatch]:
+    """`mapInArrow` body: each input row is a chunk number (a key of `files`); yields (chunk, its
+    `ChunkOutput` as JSON)."""
     import json
 
     import pyarrow as pa
 
     for batch in batches:
-        for chunk, files in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
-            out = ingest_chunk(int(chunk), json.loads(files), fmt, replace, staging, buckets, known_sources)
+        for chunk in batch.column(0).to_pylist():
+            out = ingest_chunk(int(chunk), files[int(chunk)], fmt, replace, staging, buckets, known_sources)
             yield pa.RecordBatch.from_pydict(
                 {"chunk": [int(chunk)], "output": [json.dumps(dataclasses.asdict(out), default=_jsonable)]},
                 schema=pa.schema([("chunk", pa.int64()), ("output", pa.string())]))
@@ -152,5 +217,5 @@ def _jsonable(value: object) -> object:
     raise TypeError(type(value).__name__)
 
 
-__all__ = ["ChunkOutput", "evaluate_bucket", "evaluate_buckets", "ingest_chunk", "ingest_chunks",
-           "verdict_schema"]
+__all__ = ["SOURCE_COLUMNS", "VERDICT_COLUMNS", "ChunkOutput", "evaluate_bucket", "evaluate_buckets",
+           "ingest_chunk", "ingest_chunks", "verdict_schema"]
