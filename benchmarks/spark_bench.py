@@ -27,11 +27,15 @@ STARTUP = ("import time\nfrom tracelab.spark import engine\n"
 INGEST = ("import json, sys\nfrom tracelab.spark import engine\n"
           f"r = engine.ingest(sys.argv[1], [sys.argv[2]], master={MASTER!r})\n"
           "print(json.dumps({'added': r.added, **engine.TIMINGS}))\n")
-CHECK = ("import json, sys\nfrom tracelab.spark import engine\n"
+DIGEST = ("def digest(frame):\n"
+          "    # order-free: the wrapping sum of a fixed-seed hash of every verdict row\n"
+          "    return int(frame.hash_rows(seed=42).sum())\n")
+CHECK = ("import json, sys\nfrom tracelab.spark import engine\n" + DIGEST +
          f"run = engine.check(sys.argv[1], sys.argv[2], save=False, master={MASTER!r})\n"
-         "print(json.dumps({'rows': run.verdicts.height, **engine.TIMINGS}))\n")
-DUCK_CHECK = ("import sys\nfrom tracelab.check import check\n"
-              "print(check(sys.argv[1], sys.argv[2], save=False).verdicts.height)\n")
+         "print(json.dumps({'rows': run.verdicts.height, 'digest': digest(run.verdicts), **engine.TIMINGS}))\n")
+DUCK_CHECK = ("import json, sys\nfrom tracelab.check import check\n" + DIGEST +
+              "run = check(sys.argv[1], sys.argv[2], save=False)\n"
+              "print(json.dumps({'rows': run.verdicts.height, 'digest': digest(run.verdicts)}))\n")
 
 
 def split_corpus(episodes: int) -> tuple[object, int]:
@@ -75,14 +79,17 @@ def run(episodes: int) -> dict[str, object]:
     startup = measure(python(STARTUP))
     duck_ingest = measure(tracelab("ingest", str(folder), "--store", str(duck_store), "-q"))
     spark_ingest, ingest_t = _timed_json(python(INGEST) + [str(spark_store), str(folder)])
-    duck_check = measure(python(DUCK_CHECK) + [str(duck_store), str(SUITE)])
+    duck_check, duck_t = _timed_json(python(DUCK_CHECK) + [str(duck_store), str(SUITE)])
     spark_check, check_t = _timed_json(python(CHECK) + [str(spark_store), str(SUITE)])
     assert ingest_t["added"] == episodes, ingest_t
+    # the same verdicts, row for row (the tests compare them field by field on small corpora)
+    assert (duck_t["rows"], duck_t["digest"]) == (check_t["rows"], check_t["digest"]), (duck_t, check_t)
     return {
         "episodes": episodes, "files": len(list(folder.glob("*.jsonl"))), "corpus_mb": round(size / 1e6, 1),
         "master": MASTER, "startup": startup,
         "duckdb_ingest": duck_ingest, "spark_ingest": spark_ingest, "ingest_timings": ingest_t,
         "duckdb_check": duck_check, "spark_check": spark_check, "check_timings": check_t,
+        "identical_verdicts": True,
         **_costs(episodes, ingest_t, check_t),
     }
 

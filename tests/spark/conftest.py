@@ -17,5 +17,9 @@ def spark() -> Iterator[object]:
     from tracelab.spark import engine
 
     session = engine.session("local[2]")
+    # one check task per core: every check still spreads its partitions over two tasks, in one
+    # wave instead of two (a task's fixed cost, about a second here, dominates test-sized stores)
+    tasks_per_core, engine.TASKS_PER_CORE = engine.TASKS_PER_CORE, 1
     yield session
+    engine.TASKS_PER_CORE = tasks_per_core
     session.stop()

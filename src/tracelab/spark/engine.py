@@ -374,7 +374,7 @@ def _known_sources(layout: Layout) -> Any:
 
     con = _read(layout)
     try:
-        return con.execute(f"SELECT {', '.join(SOURCE_COLUMNS)} FROM sources").to_arrow_table()
+        return con.sql(f"SELECT {', '.join(SOURCE_COLUMNS)} FROM sources").to_arrow_table()
     finally:
         con.close()
 
