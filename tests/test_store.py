@@ -166,3 +166,18 @@ def test_a_writable_store_reads_files_and_a_read_only_one_exports_before_its_fir
         assert store.export(tmp_path / "pq")["episodes"] == 0
         with pytest.raises(UsageError, match="file system operations are disabled"):
             store.sql(f"SELECT content FROM read_text('{tmp_path / 'note.txt'}')")
+
+
+def test_a_parquet_store_exports_again_and_its_sql_still_reads_no_file(tmp_path, write_jsonl):
+    """docs/cli.md §1: a Parquet store (an export, or one `ingest --engine spark` wrote) is
+    exportable; from its first query on, its SQL touches no file."""
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([write_jsonl([episode("a"), episode("b")])])
+        store.export(tmp_path / "pq")
+    with open_store(tmp_path / "pq") as pq:
+        assert pq.export(tmp_path / "again")["episodes"] == 2
+        assert pq.sql("SELECT count(*) FROM episodes").item() == 2
+        with pytest.raises(UsageError, match="SQL error"):
+            pq.sql(f"SELECT * FROM read_text('{tmp_path / 'again' / 'sources' / 'data.parquet'}')")
+    with open_store(tmp_path / "again") as again:
+        assert again.sql("SELECT count(*) FROM episodes").item() == 2

@@ -63,7 +63,7 @@ class Store:
         self.con = con
         self.read_only = read_only
         self.parquet = parquet
-        self._files_locked = parquet  # a Parquet store is locked when it is opened
+        self._files_locked = False
 
     def __enter__(self) -> Store:
         return self
@@ -517,8 +517,9 @@ def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
         con.execute("CREATE TABLE tracelab_meta (key VARCHAR, value VARCHAR)")
         con.execute("INSERT INTO tracelab_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         _create_views(con)
-        # The data is read through Arrow: SQL run on this store needs no file access at all.
-        con.execute("SET enable_external_access = false")
+        # The data is read through Arrow: SQL run on this store needs no file access at all, and
+        # gets none from its first query on (`Store.sql`, `Store.seal`); until then `export` may
+        # write the store elsewhere (docs/cli.md §1: a Parquet store stays exportable).
     except (duckdb.Error, OSError, ValueError) as exc:
         con.close()
         raise StoreError(f"{folder} cannot be read as a Parquet store: {_first_line(exc)}") from None

@@ -214,6 +214,8 @@ def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: o
     code, out = _cli("sql", "--store", str(store), "--format", "csv",
                      "SELECT count(*) FROM check_results WHERE step_idx IS NOT NULL")
     assert code == 0 and int(out.splitlines()[1]) > 0
+    code, _ = _cli("export", str(tmp_path / "exported"), "--store", str(store))
+    assert code == 0 and (tmp_path / "exported" / "episodes").is_dir()
 
 
 def test_since_continues_a_saved_check_as_duckdb_does(spark: object, tmp_path: Path) -> None:

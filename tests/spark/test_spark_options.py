@@ -160,3 +160,19 @@ def test_urls_the_engine_cannot_read_are_one_line_usage_errors(tmp_path: Path) -
         assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
         assert "Traceback" not in result.output
     assert not (tmp_path / "s").exists()
+
+
+def test_a_second_ingest_into_a_store_being_written_is_refused(tmp_path: Path) -> None:
+    """Two Spark ingests committing into one store could both store a file: the second exits 3
+    at once, before Spark starts, as a second writer of a busy DuckDB store does."""
+    from tracelab.spark.layout import writer_lock
+
+    trace = tmp_path / "a.jsonl"
+    trace.write_text(json.dumps(episode("r1")) + "\n", encoding="utf-8")
+    layout = open_layout(tmp_path / "store", create=True)
+    with writer_lock(layout):
+        result = CliRunner().invoke(cli, ["ingest", str(trace), "--engine", "spark", "--store", str(layout.root)])
+    assert result.exit_code == 3 and "is busy: another `tracelab ingest --engine spark`" in result.output
+    assert not list((layout.root / "episodes").rglob("*-c*.parquet"))
+    with writer_lock(layout):  # released: the next writer takes it
+        pass

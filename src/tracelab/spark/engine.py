@@ -1,4 +1,4 @@
-"""The Spark driver: `ingest`, `check` and `cover` with `--engine spark` (cli-and-results.md, Scale-out).
+"""The Spark driver: `ingest`, `check` and `cover` with `--engine spark` (docs/cli.md §1, Scale-out).
 
 The same DuckDB engine runs inside the Spark tasks, so verdicts are the DuckDB engine's (RE2,
 `lower()`, the JSON leaf rules and the pairing rule are all part of them): Spark only spreads the
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import Interrupted, StoreError, UsageError
-from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_layout, recover
+from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_layout, recover, writer_lock
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -250,7 +250,7 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
            replace: bool = False, buckets: int | None = None, master: str | None = None,
            chunk_bytes: int = CHUNK_BYTES,
            progress: Callable[[str], None] | None = None) -> IngestReport:
-    """Ingest files, folders or globs into a Parquet store on Spark (trace-format §5, §6 rules hold).
+    """Ingest files, folders or globs into a Parquet store on Spark (docs/trace-format.md §5, §6 rules hold).
 
     Args:
         store: the store folder, a path or ``file://`` URL (created when missing; a folder
@@ -264,7 +264,6 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
         UsageError: no such path, a URL that cannot be read, or no file at all.
         Interrupted: Ctrl-C or SIGTERM; the store holds exactly the committed files.
     """
-    from tracelab.ingest import FileReport, IngestReport
 
     if fmt != "auto":
         from tracelab.formats import get_format
@@ -274,8 +273,16 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
     if not inputs:
         raise UsageError(f"no files found in {', '.join(str(p) for p in paths)}")
     layout = open_layout(local_path(store), create=True, buckets=buckets)
-    recover(layout)
-    chunks = _chunks(inputs, chunk_bytes)
+    with writer_lock(layout):
+        recover(layout)
+        return _ingest(layout, _chunks(inputs, chunk_bytes), len(inputs), fmt, replace, master, progress)
+
+
+def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace: bool, master: str | None,
+            progress: Callable[[str], None] | None) -> IngestReport:
+    """The waves of an ingest, under the store's writer lock."""
+    from tracelab.ingest import FileReport, IngestReport
+
     spark = session(master)
     wave = _parallelism(spark) * WAVE_TASKS
     report = IngestReport()
@@ -288,10 +295,10 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
                 report.files.extend(FileReport(**f) for f in output["files"])
             done = start + len(outputs)
             if progress is not None:
-                progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {len(inputs)} files")
+                progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {total} files")
     except KeyboardInterrupt:
         committed = sum(len(c.files) for c in chunks[:done])
-        raise Interrupted(f"interrupted: {committed} of {len(inputs)} files committed to {layout.root}; "
+        raise Interrupted(f"interrupted: {committed} of {total} files committed to {layout.root}; "
                           "the rest are not in the store (run the same ingest again to complete it)") from None
     return report
 

@@ -1,6 +1,6 @@
 """The Parquet store that `--engine spark` writes: the layout of `tracelab export`, plus a journal.
 
-Layout (cli-and-results.md, Store): `episodes/`, `steps/`, `tool_calls/`, `tool_definitions/`
+Layout (docs/cli.md §1, the Parquet store): `episodes/`, `steps/`, `tool_calls/`, `tool_definitions/`
 Hive-partitioned by `ep_bucket` = ``hash(episode_id) % buckets`` (DuckDB's hash), `quarantine/`
 and `sources/`, and, once a check saved one, `check_runs/` and `check_results/`. `_tracelab.json`
 records the number of buckets (16, as `export` writes, unless the store was created with more).
@@ -10,7 +10,7 @@ paths starting with `_`). A commit writes `_txn/<id>.commit`, the list of rename
 publish it, atomically (write, fsync, rename); then it applies them. `recover` runs before every
 Spark ingest: a journal present is applied again (each step is idempotent), a staging folder
 without one is deleted. So a kill leaves every trace file wholly in the store or not at all once
-the next ingest starts, and a re-run completes the work (trace-format §6).
+the next ingest starts, and a re-run completes the work (docs/trace-format.md §6).
 """
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from tracelab.errors import StoreError, UsageError
 
 META = "_tracelab.json"
+LOCK = "_tracelab.lock"
 JOURNAL = "_txn"
 DEFAULT_BUCKETS = 16
 """What `tracelab export` writes (store.Store.export); a Spark store may have more."""
@@ -96,7 +99,7 @@ def open_layout(root: Path, *, create: bool, buckets: int | None = None) -> Layo
         if root.exists():
             raise StoreError(f"{root} is a folder but not a Parquet store (no {', '.join(PARTITIONED)}/)")
         raise StoreError(f"no store at {root}; run `tracelab ingest --engine spark --store {root}` first")
-    if root.exists() and any(p for p in root.iterdir() if p.name != JOURNAL):
+    if root.exists() and any(p for p in root.iterdir() if p.name not in (JOURNAL, LOCK)):
         raise StoreError(f"{root} is a folder that is not a tracelab store; name an empty or new folder")
     layout = Layout(root, buckets or DEFAULT_BUCKETS)
     _create_empty(layout)
@@ -157,6 +160,29 @@ def _apply(journal: Path, staging: Path) -> None:
     journal.unlink(missing_ok=True)
 
 
+@contextmanager
+def writer_lock(layout: Layout) -> Iterator[None]:
+    """Hold the store's writer lock (an exclusive `flock` on `_tracelab.lock`) while ingesting:
+    two ingests committing into one store at once could both store a file, as two writers of one
+    DuckDB file could; the second is refused instead, as a busy DuckDB store is.
+
+    Raises:
+        StoreError: another ingest holds it.
+    """
+    import fcntl
+
+    with open(layout.root / LOCK, "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(f"{layout.root} is busy: another `tracelab ingest --engine spark` is writing "
+                             "it; wait for it to finish and try again") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def recover(layout: Layout) -> int:
     """Finish the commits a kill interrupted and drop uncommitted staging; how many were finished."""
     base = layout.root / JOURNAL
@@ -177,4 +203,5 @@ def recover(layout: Layout) -> int:
     return finished
 
 
-__all__ = ["DEFAULT_BUCKETS", "Layout", "atomic_write", "commit", "local_path", "open_layout", "recover"]
+__all__ = ["DEFAULT_BUCKETS", "Layout", "atomic_write", "commit", "local_path", "open_layout", "recover",
+           "writer_lock"]

@@ -1,4 +1,4 @@
-"""Paths and URLs of `--engine spark` (cli-and-results.md, Scale-out: "any URL the cluster reads").
+"""Paths and URLs of `--engine spark` (docs/cli.md §1, Scale-out: "any URL the cluster reads").
 
 - A plain path or a ``file://`` URL is a local (or shared, mounted) file: read as the DuckDB
   engine reads it, and recorded under the same path.

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tracelab.suite.model import Suite
 
 VERDICT_COLUMNS = RESULT_COLUMNS
-"""A verdict row as the DuckDB engine makes it, `step_idx` included (cli-and-results "Failure location")."""
+"""A verdict row as the DuckDB engine makes it, `step_idx` included (docs/cli.md §6)."""
 SOURCE_COLUMNS = ("source_uri", "content_hash", "format", "episodes", "quarantined", "file_size", "file_mtime_ns")
 """The `sources` columns a task is seeded with (`ingested_at` stays NULL: seeded rows are never staged)."""
 
