@@ -122,8 +122,11 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
         UsageError: no such saved run, another suite (or another version of it), or a run
             that did not check every chosen case.
     """
+    from tracelab.saved import has_saved_checks
+
+    # a Parquet store has check_runs only once a check saved into it (`check --engine spark`)
     rows = store.con.execute("SELECT started_at, suite_sha256, cases FROM check_runs WHERE run_id = ?",
-                             [run_id]).fetchall()
+                             [run_id]).fetchall() if has_saved_checks(store.con) else []
     if not rows:
         raise UsageError(f"--since {run_id}: no saved check run with that id "
                          "(see `tracelab sql \"SELECT * FROM check_runs\"`)")

@@ -172,7 +172,23 @@ def test_a_second_ingest_into_a_store_being_written_is_refused(tmp_path: Path) -
     layout = open_layout(tmp_path / "store", create=True)
     with writer_lock(layout):
         result = CliRunner().invoke(cli, ["ingest", str(trace), "--engine", "spark", "--store", str(layout.root)])
-    assert result.exit_code == 3 and "is busy: another `tracelab ingest --engine spark`" in result.output
+        assert result.exit_code == 3 and "is busy: another `tracelab ingest --engine spark`" in result.output
+        result = CliRunner().invoke(cli, ["ingest", str(trace), "--engine", "spark", "--store", str(layout.root),
+                                          "--wait", "0.5"])
+    assert result.exit_code == 3 and "still busy after waiting 0.5 s" in result.output
     assert not list((layout.root / "episodes").rglob("*-c*.parquet"))
     with writer_lock(layout):  # released: the next writer takes it
         pass
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+def test_since_a_check_a_parquet_store_never_saved_is_a_usage_error(tmp_path: Path, engine: str) -> None:
+    """`--since RUN_ID` on a Parquet store without `check_runs/` (no check saved into it yet):
+    exit 2 naming the run id, not a DuckDB catalog error."""
+    open_layout(tmp_path / "store", create=True)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("suite: s\nmin_cases: 1\ncases:\n  - id: c\n    expect: {must_not_leak: [x]}\n")
+    result = CliRunner().invoke(cli, ["check", str(suite), "--since", "0123abcd", "--engine", engine,
+                                      "--store", str(tmp_path / "store"), "--no-save"])
+    assert result.exit_code == 2, result.output
+    assert "--since 0123abcd: no saved check run with that id" in result.output

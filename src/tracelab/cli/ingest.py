@@ -68,7 +68,8 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
 
         # the driver lists the paths itself: they may be URLs the cluster reads (tracelab.spark)
         report = spark.ingest(spark_store(store_path), list(paths), fmt, replace=replace, buckets=buckets,
-                              master=spark_master, progress=None if quiet else lambda line: click.echo(line, err=True))
+                              master=spark_master, wait=wait,
+                              progress=None if quiet else lambda line: click.echo(line, err=True))
     else:
         if buckets is not None:
             raise click.UsageError("--buckets applies to --engine spark (a DuckDB store has no partitions)")

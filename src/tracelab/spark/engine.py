@@ -248,7 +248,7 @@ class _Chunk:
 
 def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]], fmt: str = "auto", *,
            replace: bool = False, buckets: int | None = None, master: str | None = None,
-           chunk_bytes: int = CHUNK_BYTES,
+           chunk_bytes: int = CHUNK_BYTES, wait: float = 0,
            progress: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest files, folders or globs into a Parquet store on Spark (docs/trace-format.md §5, §6 rules hold).
 
@@ -258,6 +258,7 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
         paths: files, folders and globs; also URLs (`tracelab.spark.paths`).
         buckets: `ep_bucket` partitions of a new store (default 16, as `export`); recorded in it.
         chunk_bytes: target input bytes per task.
+        wait: while another ingest writes the store, wait for it up to this many seconds.
         progress: called with one line per committed wave.
 
     Raises:
@@ -273,7 +274,7 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
     if not inputs:
         raise UsageError(f"no files found in {', '.join(str(p) for p in paths)}")
     layout = open_layout(local_path(store), create=True, buckets=buckets)
-    with writer_lock(layout):
+    with writer_lock(layout, wait):
         recover(layout)
         return _ingest(layout, _chunks(inputs, chunk_bytes), len(inputs), fmt, replace, master, progress)
 

@@ -161,22 +161,30 @@ def _apply(journal: Path, staging: Path) -> None:
 
 
 @contextmanager
-def writer_lock(layout: Layout) -> Iterator[None]:
+def writer_lock(layout: Layout, wait: float = 0) -> Iterator[None]:
     """Hold the store's writer lock (an exclusive `flock` on `_tracelab.lock`) while ingesting:
     two ingests committing into one store at once could both store a file, as two writers of one
-    DuckDB file could; the second is refused instead, as a busy DuckDB store is.
+    DuckDB file could; the second waits up to `wait` seconds, then is refused, as for a busy
+    DuckDB store (`ingest --wait`).
 
     Raises:
-        StoreError: another ingest holds it.
+        StoreError: another ingest holds it (still, after `wait`).
     """
     import fcntl
+    import time
 
+    deadline = time.monotonic() + wait
     with open(layout.root / LOCK, "a+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise StoreError(f"{layout.root} is busy: another `tracelab ingest --engine spark` is writing "
-                             "it; wait for it to finish and try again") from None
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    then = f"still busy after waiting {wait:g} s" if wait else "wait for it to finish and"
+                    raise StoreError(f"{layout.root} is busy: another `tracelab ingest --engine spark` is "
+                                     f"writing it; {then} try again") from None
+                time.sleep(0.2)
         try:
             yield
         finally:
