@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from common import WORK, Run, measure, python, tracelab
 
@@ -84,6 +85,7 @@ def run(episodes: int) -> dict[str, object]:
     assert ingest_t["added"] == episodes, ingest_t
     # the same verdicts, row for row (the tests compare them field by field on small corpora)
     assert (duck_t["rows"], duck_t["digest"]) == (check_t["rows"], check_t["digest"]), (duck_t, check_t)
+    check_t.update(evidence(spark_store))
     return {
         "episodes": episodes, "files": len(list(folder.glob("*.jsonl"))), "corpus_mb": round(size / 1e6, 1),
         "master": MASTER, "startup": startup,
@@ -92,6 +94,22 @@ def run(episodes: int) -> dict[str, object]:
         "identical_verdicts": True,
         **_costs(episodes, ingest_t, check_t),
     }
+
+
+def evidence(store: Path) -> dict[str, object]:
+    """What the limits of the closing note rest on, read from the Spark store: its part files
+    (small files) and how evenly its `ep_bucket` partitions hold the runs (skew)."""
+    import duckdb
+
+    from tracelab.store import PARTITIONED
+
+    parts = {table: len(list((store / table).rglob("*.parquet"))) for table in PARTITIONED}
+    con = duckdb.connect()
+    sizes = [n for (n,) in con.execute(
+        "SELECT count(*) FROM read_parquet(?, hive_partitioning = true) GROUP BY ep_bucket",
+        [str(store / "episodes" / "*" / "*.parquet")]).fetchall()]
+    mean = sum(sizes) / len(sizes)
+    return {"part_files": parts, "buckets": len(sizes), "bucket_runs_max_over_mean": round(max(sizes) / mean, 3)}
 
 
 def _costs(episodes: int, ingest_t: dict, check_t: dict) -> dict[str, object]:
@@ -117,6 +135,21 @@ def _costs(episodes: int, ingest_t: dict, check_t: dict) -> dict[str, object]:
             "verdict_rows_per_run": round(rows_per_run, 1),
             "verdict_rows_at_100m": round(rows_per_run * TARGET_RUNS),
             "estimate_100m": estimate}
+
+
+def _parts(f: dict) -> str:
+    parts = f["check_timings"].get("part_files")
+    if not parts:
+        return "not measured"
+    return f"{parts['episodes']:,} episode part files for {f['episodes']:,} runs"
+
+
+def _skew(f: dict) -> str:
+    t = f["check_timings"]
+    if "bucket_runs_max_over_mean" not in t:
+        return "not measured"
+    return (f"the largest of the {t['buckets']} buckets holds {t['bucket_runs_max_over_mean']}x the mean number "
+            f"of runs, with DuckDB's hash of the episode id; check ran {t['check_tasks']} tasks")
 
 
 def summary(f: dict) -> str:
@@ -151,7 +184,8 @@ def rows(f: dict) -> list[str]:
         f"the store's episode ids, so it grows with the store) and the driver's aggregation of every verdict row "
         f"({f['verdict_rows_per_run']} rows per run: {f['verdict_rows_at_100m']:,} rows at 100M, "
         f"{e['10x8']['check_driver_h']} h and far more memory than one driver has). Those two, then small files "
-        f"(one part per bucket per chunk) and skew (a bucket is one task's work), are the limits.",
+        f"(one part per bucket per chunk: {_parts(f)}) and skew (a bucket is one task's work: {_skew(f)}), "
+        f"are the limits.",
     ]
 
 
