@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import gc
 import glob
-import hashlib
 import os
 import queue
 import stat
 import threading
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ from tracelab.formats import get_format
 from tracelab.formats.base import Source, display_path
 from tracelab.formats.common import is_json_document
 from tracelab.pairing import pair_steps
-from tracelab.parse_pool import ParsePool, worker_count
+from tracelab.parse_pool import ParsePool
 from tracelab.prepare import Entry, FileParse, Prepared, adapter_of, prepared_entries, raw_text
 from tracelab.sqlfiles import load_sql, run_script
 
@@ -276,16 +277,33 @@ class _Batch:
             "src_line": pa.array(self.lines, pa.int64()),
             "source_uri": pa.array([by_no[n].source.uri for n in self.file_nos], pa.string()),
             "source_format": pa.array([by_no[n].format for n in self.file_nos], pa.string()),
-            "doc": pa.array([r.head for r in records], pa.string()),
-            "steps": pa.array([r.steps for r in records], pa.string()),
+            "doc": _json_strings([r.head for r in records]),
+            "steps": _json_strings([r.steps for r in records]),
             "n_steps": pa.array([r.n_steps for r in records], pa.int32()),
-            "tools": pa.array([r.tools for r in records], pa.string()),
-            "hash": pa.array([hashlib.sha256(r.canonical).hexdigest() for r in records], pa.string()),
+            "tools": _json_strings([r.tools for r in records]),
+            "hash": pa.array([r.content_hash for r in records], pa.string()),
         })
         self.table = pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_RECORDS), table.schema)
         self.records = []
         self.commit = commit
         return self
+
+
+def _json_strings(values: list[bytes | None]) -> Any:
+    """JSON documents written by `dump_json` as an Arrow string column.
+
+    Built from one buffer and its offsets, without the per-value UTF-8 check of `pa.array`
+    (a third of the reading thread's time on a large file): orjson writes only valid UTF-8.
+    """
+    import pyarrow as pa
+
+    if None in values:
+        return pa.array(values, pa.string())
+    data = b"".join(values)  # type: ignore[arg-type]  # no None, checked above
+    if len(data) >= 1 << 31:
+        return pa.array(values, pa.large_string())
+    offsets = array("i", accumulate(map(len, values), initial=0))  # type: ignore[arg-type]
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 @dataclass
@@ -887,6 +905,7 @@ def ingest_paths(
     format: str = "auto",
     replace: bool = False,
     progress: Callable[[FileReport, int], None] | None = None,
+    workers: int = 0,
 ) -> IngestReport:
     """Ingest files, folders and globs into the store behind `con`; each file wholly or not at all.
 
@@ -898,6 +917,11 @@ def ingest_paths(
             stored episodes whose content differs, instead of quarantining.
         progress: called after each file with its report and its size in bytes (and, between
             the batches of a large file, with its report in status ``loading``).
+        workers: processes that parse once the input is large (`tracelab.parse_pool`); 0 or 1
+            parses in a thread of this process. `tracelab ingest` uses every CPU
+            (`TRACELAB_WORKERS`). A library caller that asks for workers must run from a script
+            whose top-level code is under ``if __name__ == "__main__":``, as with any
+            `multiprocessing` code: a worker imports the caller's main module.
 
     Returns:
         The per-file reports, in input order. A file that cannot be read to its end, or that
@@ -911,7 +935,7 @@ def ingest_paths(
     """
     inputs = scan_inputs(paths)
     forced = None if format == "auto" else get_format(format).name
-    parser = ParsePool(forced, worker_count())
+    parser = ParsePool(forced, workers)
     run_script(con, "ingest/sources_stat")
     with _staging_connection(con) as scratch, _collector_paused():
         lookup = con.cursor()

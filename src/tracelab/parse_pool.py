@@ -9,8 +9,10 @@ thread, and gives the results back in input order, so that what ingest stores is
 with and without workers.
 
 The pool starts only after `POOL_AFTER_BYTES` of input were parsed in the thread: an ingest
-of a few files never pays for starting processes. `TRACELAB_WORKERS` sets how many workers
-(0 or 1: parse in the thread only); the default is the CPUs this process may use. A worker
+of a few files never pays for starting processes. The library parses in the thread unless
+asked (`ingest_paths(workers=...)`: a worker process imports the caller's main module, as
+`multiprocessing` does); `tracelab ingest` asks for `worker_count()`: `TRACELAB_WORKERS`, else
+the CPUs this process may use (0 or 1: parse in the thread only). A worker
 that dies (killed, out of memory) ends the pool: its jobs, and every later one, are parsed in
 the thread instead, so nothing is lost.
 """

@@ -9,6 +9,7 @@ imports no DuckDB, so that a worker starts in a fraction of a second.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -78,6 +79,8 @@ class Prepared(NamedTuple):
     """`tools` as JSON; None when absent or null."""
     canonical: bytes
     """Keys sorted by code point, compact: what `content_hash` hashes and a quarantined record keeps."""
+    content_hash: str
+    """SHA-256 of `canonical`, in hex (docs/trace-format.md §5)."""
 
     @property
     def size(self) -> int:
@@ -108,6 +111,7 @@ def prepare(record: dict[str, Any]) -> Prepared:
         n_steps=len(steps) if isinstance(steps, list) else None,
         tools=None if tools is None else dump_json(tools),
         canonical=canonical,
+        content_hash=hashlib.sha256(canonical).hexdigest(),
     )
 
 

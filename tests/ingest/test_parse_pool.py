@@ -60,9 +60,9 @@ def corpus(root: Path) -> Path:
     return root
 
 
-def ingest(store_path: Path, folder: Path) -> tuple[list[tuple], dict[str, list[tuple]]]:
+def ingest(store_path: Path, folder: Path, workers: int) -> tuple[list[tuple], dict[str, list[tuple]]]:
     with open_store(store_path) as store:
-        report = store.ingest([folder])
+        report = store.ingest([folder], workers=workers)
         files = [(f.path, f.format, f.status, f.added, f.skipped, f.quarantined, f.message) for f in report.files]
         return files, {name: store.sql(query).rows() for name, query in TABLES.items()}
 
@@ -83,11 +83,9 @@ def small_limits(monkeypatch):
 
 def test_workers_store_and_report_exactly_what_the_thread_does(tmp_path, monkeypatch, small_limits):
     folder = corpus(tmp_path / "corpus")
-    monkeypatch.setenv("TRACELAB_WORKERS", "0")
-    alone = ingest(tmp_path / "alone.duckdb", folder)
+    alone = ingest(tmp_path / "alone.duckdb", folder, 0)
     assert small_limits == [False]
-    monkeypatch.setenv("TRACELAB_WORKERS", "2")
-    pooled = ingest(tmp_path / "pooled.duckdb", folder)
+    pooled = ingest(tmp_path / "pooled.duckdb", folder, 2)
     assert small_limits == [False, True]  # the workers ran
 
     files, tables = alone
@@ -105,8 +103,7 @@ def test_workers_store_and_report_exactly_what_the_thread_does(tmp_path, monkeyp
 
 def test_a_worker_that_dies_loses_nothing(tmp_path, monkeypatch, small_limits):
     folder = corpus(tmp_path / "corpus")
-    monkeypatch.setenv("TRACELAB_WORKERS", "0")
-    alone = ingest(tmp_path / "alone.duckdb", folder)
+    alone = ingest(tmp_path / "alone.duckdb", folder, 0)
 
     real = parse_pool.ParsePool._pool_for
     submitted: list[int] = []
@@ -124,8 +121,7 @@ def test_a_worker_that_dies_loses_nothing(tmp_path, monkeypatch, small_limits):
     real_broken = parse_pool.ParsePool._broken
     monkeypatch.setattr(parse_pool.ParsePool, "_pool_for", killing)
     monkeypatch.setattr(parse_pool.ParsePool, "_broken", lambda self: (broken.append(1), real_broken(self))[1])
-    monkeypatch.setenv("TRACELAB_WORKERS", "2")
-    pooled = ingest(tmp_path / "pooled.duckdb", folder)
+    pooled = ingest(tmp_path / "pooled.duckdb", folder, 2)
     assert broken  # the pool broke; the thread parsed its jobs and the rest
     assert pooled == alone
 
