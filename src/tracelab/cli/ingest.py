@@ -55,6 +55,8 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
 
     Prints episodes added, skipped (already ingested) and quarantined. Bad records
     go to the `quarantine` table; the valid records of the same file still load.
+    Once the input passes 32 MB, records are parsed in worker processes, one per
+    CPU ($TRACELAB_WORKERS sets how many; 0 parses in this process only).
     """
     from tracelab.ingest import scan_inputs
     from tracelab.parse_pool import worker_count
