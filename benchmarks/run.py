@@ -18,9 +18,10 @@ import leak_bench  # noqa: E402
 import per_file_bench  # noqa: E402
 import sequence_bench  # noqa: E402
 import spark_bench  # noqa: E402
+import view_bench  # noqa: E402
 from common import RESULTS, ROOT, Run, machine, write_results  # noqa: E402
 
-SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "sequence", "leak", "adapters",
+SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "sequence", "leak", "adapters", "view",
             "spark")
 
 
@@ -77,6 +78,9 @@ def main() -> None:
     if "leak" in only:
         results["leak_search"] = leak = leak_bench.run(args.episodes)
         print(leak_bench.summary(leak))
+    if "view" in only:
+        results["view"] = view = view_bench.run(args.episodes)
+        print(view_bench.summary(view))
     if "adapters" in only:
         results["adapters"] = adapters = adapter_bench.run()
         for figures in adapters.values():
@@ -144,6 +148,8 @@ def write_markdown(results: dict) -> None:
         lines.append(sequence_bench.row(results["sequence"]))
     if "leak_search" in results:
         lines.append(leak_bench.markdown_row(results["leak_search"]))
+    if "view" in results:
+        lines.append(view_bench.row(results["view"]))
     if "adapters" in results:
         lines.extend(adapter_bench.row(figures) for figures in results["adapters"].values())
     if "spark" in results:

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import gc
 import glob
-import hashlib
 import os
 import queue
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -40,23 +41,12 @@ import duckdb
 
 from tracelab.bulk_insert import insert_arrow
 from tracelab.errors import DataError, Interrupted, StoreError, UsageError, is_interrupt
-from tracelab.formats import all_formats, get_format
-from tracelab.formats.base import (
-    RAW_LIMIT,
-    RECORD_LIMIT,
-    UNSET,
-    Adapter,
-    BadJSON,
-    Quarantined,
-    Source,
-    display_path,
-    dump_json,
-    parse_json,
-    too_large,
-)
-from tracelab.formats.common import plain_text_only, sample_records
-from tracelab.native_keys import EPISODE_KEYS, STEP_KEYS
+from tracelab.formats import get_format
+from tracelab.formats.base import Source, display_path
+from tracelab.formats.common import is_json_document
 from tracelab.pairing import pair_steps
+from tracelab.parse_pool import ParsePool
+from tracelab.prepare import Entry, FileParse, Prepared, adapter_of, prepared_entries, raw_text
 from tracelab.sqlfiles import load_sql, run_script
 
 BATCH_RECORDS = 20_000
@@ -208,144 +198,6 @@ def _classify(path: Path) -> Input:
     return Input(path)
 
 
-def detect_format(source: Source, candidates: Iterable[Adapter] | None = None) -> Adapter | None:
-    """The format of a file, from a sample of its records (docs/formats.md, Auto-detection).
-
-    The first format, in registry order, that claims a sampled record by a marker of its own
-    wins; records holding only plain-text messages decide nothing unless no sampled record has
-    a marker. None when no format claims any sampled record.
-    """
-    modules = list(candidates) if candidates is not None else all_formats()
-    sample = sample_records(source)
-    if not sample:
-        # nothing parses as JSON objects (an archive, a pretty-printed document): the formats
-        # that recognise a file by its name or container still can
-        return next((m for m in modules if m.claims(source)), None)
-    plain = None
-    try:
-        for module in modules:
-            for record in sample:
-                source.sniffed = record
-                if module.claims(source):
-                    if not plain_text_only(record):
-                        return module
-                    plain = plain or module
-    finally:
-        source.sniffed = UNSET
-    return plain
-
-
-# --- per-record preparation ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """One record as SQL reads it (sql/ingest/stage.sql), and its canonical JSON."""
-
-    head: bytes
-    """The record without `steps` and `tools`, as JSON: unlisted keys under ``meta.extra``."""
-    steps: bytes | None
-    """`steps` as JSON, its steps' unlisted keys under ``meta.extra`` and JSON-string args
-    parsed; None when absent or null."""
-    n_steps: int | None
-    """How many steps; None when `steps` is not an array."""
-    tools: bytes | None
-    """`tools` as JSON; None when absent or null."""
-    canonical: bytes
-    """Keys sorted by code point, compact: what `content_hash` hashes and a quarantined record keeps."""
-
-    @property
-    def size(self) -> int:
-        return len(self.head) + len(self.steps or b"") + len(self.tools or b"")
-
-
-def prepare(record: dict[str, Any]) -> Prepared:
-    """The record split into the three documents SQL reads, plus its canonical JSON (docs/trace-format.md §5).
-
-    Steps and tools travel apart from the rest, so that SQL parses each part once. The
-    documents keep recorded key order; unlisted keys move under ``meta.extra`` and
-    JSON-string args are parsed strictly. The input is never mutated.
-    """
-    canonical = dump_json(record, sort_keys=True)
-    doc = record
-    if not record.keys() <= EPISODE_KEYS:
-        doc = _with_extra(record, EPISODE_KEYS)
-    steps = doc.get("steps")
-    # In compact JSON a key "args" with a string value reads `"args":"` (inside a string every
-    # quote is escaped): without those bytes, and without unlisted step keys, no step changes.
-    if isinstance(steps, list) and (_STRING_ARGS in canonical or not _steps_listed_only(steps)):
-        steps = [_prepare_step(s) if isinstance(s, dict) else s for s in steps]
-    tools = doc.get("tools")
-    head = {k: v for k, v in doc.items() if k != "steps" and k != "tools"}
-    return Prepared(
-        head=dump_json(head),
-        steps=None if steps is None else dump_json(steps),
-        n_steps=len(steps) if isinstance(steps, list) else None,
-        tools=None if tools is None else dump_json(tools),
-        canonical=canonical,
-    )
-
-
-_STRING_ARGS = b'"args":"'
-
-
-def _steps_listed_only(steps: list[Any]) -> bool:
-    """True when every step is an object of a known kind with only the keys that kind lists."""
-    try:
-        for step in steps:
-            if not step.keys() <= STEP_KEYS[step["kind"]]:
-                return False
-    except (AttributeError, KeyError, TypeError):  # not an object, or no (known) kind
-        return False
-    return True
-
-
-def _listed_keys(step: dict[str, Any]) -> frozenset[str] | None:
-    """The keys the step's kind lists; None for a kind outside §2 (quarantined anyway)."""
-    kind = step.get("kind")
-    return STEP_KEYS.get(kind) if isinstance(kind, str) else None
-
-
-def _prepare_step(step: dict[str, Any]) -> dict[str, Any]:
-    allowed = _listed_keys(step)
-    out = step
-    if allowed is not None and not step.keys() <= allowed:
-        out = _with_extra(step, allowed)
-    args = out.get("args")
-    if isinstance(args, str) and out.get("kind") in ("tool_call", "confirmation"):
-        out = dict(out) if out is step else out
-        try:
-            out["args"] = parse_json(args)
-            out["_tl_args_text"] = args
-        except BadJSON:
-            out["_tl_args_bad"] = True
-    return out
-
-
-def _with_extra(obj: dict[str, Any], allowed: frozenset[str]) -> dict[str, Any]:
-    """A copy of `obj` with its keys outside `allowed` moved under ``meta.extra``."""
-    meta = obj.get("meta")
-    if meta is not None and not isinstance(meta, dict):
-        return obj  # quarantined for its meta anyway; keep the record as it came
-    out = {k: v for k, v in obj.items() if k in allowed}
-    extra = {k: v for k, v in obj.items() if k not in allowed}
-    new_meta = dict(meta or {})
-    old = new_meta.get("extra")
-    new_meta["extra"] = {**old, **extra} if isinstance(old, dict) else extra
-    out["meta"] = new_meta
-    return out
-
-
-def _raw_text(raw: str | bytes | None) -> str | None:
-    if raw is None:
-        return None
-    if isinstance(raw, bytes):
-        raw = raw[:RAW_LIMIT].decode("utf-8", errors="backslashreplace")
-    return raw[:RAW_LIMIT]
-
-
-
-
 # --- the SQL side ---------------------------------------------------------------------------
 
 
@@ -425,16 +277,33 @@ class _Batch:
             "src_line": pa.array(self.lines, pa.int64()),
             "source_uri": pa.array([by_no[n].source.uri for n in self.file_nos], pa.string()),
             "source_format": pa.array([by_no[n].format for n in self.file_nos], pa.string()),
-            "doc": pa.array([r.head for r in records], pa.string()),
-            "steps": pa.array([r.steps for r in records], pa.string()),
+            "doc": _json_strings([r.head for r in records]),
+            "steps": _json_strings([r.steps for r in records]),
             "n_steps": pa.array([r.n_steps for r in records], pa.int32()),
-            "tools": pa.array([r.tools for r in records], pa.string()),
-            "hash": pa.array([hashlib.sha256(r.canonical).hexdigest() for r in records], pa.string()),
+            "tools": _json_strings([r.tools for r in records]),
+            "hash": pa.array([r.content_hash for r in records], pa.string()),
         })
         self.table = pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_RECORDS), table.schema)
         self.records = []
         self.commit = commit
         return self
+
+
+def _json_strings(values: list[bytes | None]) -> Any:
+    """JSON documents written by `dump_json` as an Arrow string column.
+
+    Built from one buffer and its offsets, without the per-value UTF-8 check of `pa.array`
+    (a third of the reading thread's time on a large file): orjson writes only valid UTF-8.
+    """
+    import pyarrow as pa
+
+    if None in values:
+        return pa.array(values, pa.string())
+    data = b"".join(values)  # type: ignore[arg-type]  # no None, checked above
+    if len(data) >= 1 << 31:
+        return pa.array(values, pa.large_string())
+    offsets = array("i", accumulate(map(len, values), initial=0))  # type: ignore[arg-type]
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 @dataclass
@@ -451,35 +320,16 @@ nothing; a streamed file that failed; or ("duplicate", report) for a file whose 
 that of an earlier input of the same run."""
 
 
-def _prepared(items: Iterable[tuple[int, dict[str, Any]] | Quarantined],
-              ) -> Iterator[tuple[int, Prepared] | tuple[int, str, str | None]]:
-    """Each record prepared, or ``(line, reason, raw)`` for one the adapter or `prepare` rejected."""
-    for item in items:
-        if isinstance(item, Quarantined):
-            yield item.line, item.reason, _raw_text(item.raw)
-            continue
-        line, record = item
-        try:
-            prepared = prepare(record)
-        except TypeError as exc:  # orjson.JSONEncodeError included
-            yield line, f"cannot be serialised: {exc}", None
-            continue
-        if len(prepared.canonical) > RECORD_LIMIT:
-            yield line, too_large(len(prepared.canonical)), _raw_text(prepared.canonical)
-            continue
-        yield line, prepared
-
-
 class _Reader:
     """The reading thread's work: files in, batches out (see the module docstring)."""
 
-    def __init__(self, lookup: duckdb.DuckDBPyConnection, inputs: list[Input], forced: Adapter | None,
-                 replace: bool) -> None:
+    def __init__(self, lookup: duckdb.DuckDBPyConnection, inputs: list[Input], forced: str | None,
+                 replace: bool, parser: ParsePool) -> None:
         self.lookup = lookup
         self.inputs = inputs
         self.forced = forced
-        self.candidates = all_formats()
         self.replace = replace
+        self.parser = parser
         self.group = _Batch()
         self.first_of_hash: dict[str, FileReport] = {}
         self.order: dict[int, int] = {}
@@ -515,26 +365,33 @@ class _Reader:
     def _settle(self, read: list[tuple[int, Source | FileReport]]) -> Iterator[Unit]:
         """The files read: those whose hash is recorded are reported, the others loaded."""
         known = self._known([s.content_hash for _, s in read if isinstance(s, Source)])
+        # files read whole are parsed ahead, in input order (in worker processes, for a large corpus)
+        parsed = self.parser.files([(no, s) for no, s in read if isinstance(s, Source)
+                                    and s.content_hash not in known and s.in_memory])
         # reports of files that write nothing travel together: one hand-over between the
         # threads per chunk, not per file (a re-run is almost only those)
         reports: list[FileReport] = []
         for no, source in read:
             if isinstance(source, FileReport):
                 reports.append(self._at(no, source))
-            elif source.content_hash in known:
+                continue
+            if source.content_hash in known:
                 fmt, episodes = known[source.content_hash]
                 reports.append(self._at(no, FileReport(source.uri, fmt, skipped=episodes or 0,
                                                        status="already-ingested")))
-            elif not self.replace and source.content_hash in self.first_of_hash:
+                continue
+            result = next(parsed)[1] if source.in_memory else None
+            if not self.replace and source.content_hash in self.first_of_hash:
                 first = self.first_of_hash[source.content_hash].path
                 yield ("duplicate", self._at(no, FileReport(source.uri, status="already-ingested",
                                                             message=first)))
-            else:
-                for unit in self._file(no, source):
-                    if isinstance(unit, FileReport):
-                        reports.append(self._at(no, unit))
-                    else:
-                        yield unit
+                continue
+            units = self._file(no, source, result) if result is not None else self._streamed(no, source)
+            for unit in units:
+                if isinstance(unit, FileReport):
+                    reports.append(self._at(no, unit))
+                else:
+                    yield unit
         if reports:
             yield reports
 
@@ -586,45 +443,38 @@ class _Reader:
         self.lookup.unregister("_tl_hashes")
         return {h: (fmt, n) for h, fmt, n in rows}
 
-    def _file(self, no: int, source: Source) -> Iterator[Unit]:
-        try:
-            module = self.forced or detect_format(source, self.candidates)
-        except DataError as exc:
-            yield FileReport(source.uri, status="failed", message=str(exc))
+    def _file(self, no: int, source: Source, result: FileParse) -> Iterator[Unit]:
+        """A file read whole and parsed (`prepare.parse_file`): into the shared batch, or
+        streamed through its own transaction when too large to share one (or with --replace)."""
+        source.release()  # parsed: its bytes are no longer needed
+        if result.status != "ok":
+            yield FileReport(source.uri, result.format, status=result.status, message=result.message)
             return
-        except OSError as exc:
-            yield FileReport(source.uri, status="failed", message=f"{source.uri}: {exc.strerror or exc}")
-            return
-        if module is None:
-            tried = ", ".join(m.name for m in self.candidates)
-            yield FileReport(source.uri, status="not-a-trace",
-                             message=f"{source.uri}: no format claims this file (tried {tried})")
+        assert result.format is not None
+        work = _File(no, source, result.format, self._at(no, FileReport(source.uri, result.format)), source.size)
+        self.first_of_hash[source.content_hash] = work.report
+        entries = result.entries
+        size = sum(entry[1].size for entry in entries if len(entry) == 2)
+        if self.replace or len(entries) > BATCH_RECORDS or size > BATCH_BYTES:
+            yield from self._stream(work, iter(entries), [])
+        else:
+            yield from self._add(work, entries)
+
+    def _streamed(self, no: int, source: Source) -> Iterator[Unit]:
+        """A file too large to read whole: detected from its sample, then streamed batch by batch."""
+        module = adapter_of(source, self.forced)
+        if isinstance(module, FileParse):
+            yield FileReport(source.uri, status=module.status, message=module.message)
             return
         work = _File(no, source, module.name, self._at(no, FileReport(source.uri, module.name)), source.size)
         self.first_of_hash[source.content_hash] = work.report
-        items = _prepared(module.episodes(source))
-        if self.replace or not source.in_memory:
-            yield from self._stream(work, items, [])
-            return
-        held: list[tuple[int, Prepared] | tuple[int, str, str | None]] = []
-        held_size = 0
-        try:
-            for entry in items:
-                held.append(entry)
-                if len(entry) == 2:
-                    held_size += entry[1].size
-                if len(held) > BATCH_RECORDS or held_size > BATCH_BYTES:
-                    # too much to hold: this file streams through its own transaction
-                    yield from self._stream(work, items, held)
-                    return
-        except DataError as exc:
-            yield FileReport(source.uri, module.name, status="failed", message=str(exc))
-            return
-        source.release()  # its records are held: its bytes are no longer needed
-        yield from self._add(work, held)
+        if hasattr(module, "line_episodes") and not is_json_document(source):
+            items = self.parser.lines(module.name, source)
+        else:
+            items = prepared_entries(module.episodes(source))
+        yield from self._stream(work, items, [])
 
-    def _add(self, work: _File, entries: list[tuple[int, Prepared] | tuple[int, str, str | None]],
-             ) -> Iterator[_Batch]:
+    def _add(self, work: _File, entries: list[Entry]) -> Iterator[_Batch]:
         """A whole small file into the shared batch; the batch goes when full, after the file."""
         group = self.group
         group.add_file(work)
@@ -897,7 +747,7 @@ class _Writer:
             "WHERE action <> 'add'"
         ).fetchall()
         for line, no, src_line, eid, action, reason, first_line in decisions:
-            raw = _raw_text(batch.canonical[line])
+            raw = raw_text(batch.canonical[line])
             if action == "bad":
                 rejected.append((no, src_line, reason, raw))
             elif action == "skip":
@@ -1055,6 +905,7 @@ def ingest_paths(
     format: str = "auto",
     replace: bool = False,
     progress: Callable[[FileReport, int], None] | None = None,
+    workers: int = 0,
 ) -> IngestReport:
     """Ingest files, folders and globs into the store behind `con`; each file wholly or not at all.
 
@@ -1066,6 +917,11 @@ def ingest_paths(
             stored episodes whose content differs, instead of quarantining.
         progress: called after each file with its report and its size in bytes (and, between
             the batches of a large file, with its report in status ``loading``).
+        workers: processes that parse once the input is large (`tracelab.parse_pool`); 0 or 1
+            parses in a thread of this process. `tracelab ingest` uses every CPU
+            (`TRACELAB_WORKERS`). A library caller that asks for workers must run from a script
+            whose top-level code is under ``if __name__ == "__main__":``, as with any
+            `multiprocessing` code: a worker imports the caller's main module.
 
     Returns:
         The per-file reports, in input order. A file that cannot be read to its end, or that
@@ -1078,12 +934,13 @@ def ingest_paths(
         StoreError: the store refused a write (a full disk); the files before are stored.
     """
     inputs = scan_inputs(paths)
-    forced = None if format == "auto" else get_format(format)
+    forced = None if format == "auto" else get_format(format).name
+    parser = ParsePool(forced, workers)
     run_script(con, "ingest/sources_stat")
     with _staging_connection(con) as scratch, _collector_paused():
         lookup = con.cursor()
         writer = _Writer(con, scratch, replace, progress)
-        reader = _Reader(lookup, inputs, forced, replace)
+        reader = _Reader(lookup, inputs, forced, replace, parser)
         try:
             for unit in _in_background(reader.units()):
                 writer.take(unit)
@@ -1094,6 +951,7 @@ def ingest_paths(
             raise
         finally:
             lookup.close()
+            parser.close()
         reports = writer.finish()
     return IngestReport(sorted(reports, key=lambda r: reader.order[id(r)]))
 

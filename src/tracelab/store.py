@@ -77,15 +77,16 @@ class Store:
 
     def ingest(self, paths: Sequence[str | os.PathLike[str] | Input], format: str = "auto", *,
                replace: bool = False,
-               progress: Callable[[FileReport, int], None] | None = None) -> IngestReport:
-        """Load trace files, folders or globs (see `tracelab.ingest.ingest_paths`)."""
+               progress: Callable[[FileReport, int], None] | None = None, workers: int = 0) -> IngestReport:
+        """Load trace files, folders or globs (see `tracelab.ingest.ingest_paths`, and its
+        `workers` for the caveat of worker processes)."""
         from tracelab.ingest import ingest_paths
 
         if self.read_only:
             kind = "a Parquet store" if self.parquet else "a store opened read-only"
             raise StoreError(f"{self.path}: {kind} is read-only; ingest into a DuckDB file store")
         self.verify()
-        return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress)
+        return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress, workers=workers)
 
     @property
     def effects(self) -> Effects:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tracelab.check import check
 from tracelab.formats import all_formats, claude_code, codex
 from tracelab.formats.base import Quarantined, Source
-from tracelab.ingest import detect_format
+from tracelab.prepare import detect_format
 from tracelab.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]

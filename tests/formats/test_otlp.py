@@ -26,7 +26,7 @@ from tracelab.formats import openinference, otlp
 from tracelab.formats.base import Quarantined, Source
 from tracelab.formats.emit_otlp import to_otlp
 from tracelab.generate import iter_episodes
-from tracelab.ingest import detect_format
+from tracelab.prepare import detect_format
 from tracelab.store import open_store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "otlp" / "genai_agents.jsonl"

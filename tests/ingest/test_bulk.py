@@ -14,11 +14,12 @@ import pytest
 
 import tracelab.formats.base as base
 import tracelab.ingest as ingest
+import tracelab.prepare as prepare
 from tests.conftest import episode
 from tests.reliability.support import tracelab
 from tracelab.errors import Interrupted
 from tracelab.formats.base import Source
-from tracelab.ingest import detect_format
+from tracelab.prepare import detect_format
 from tracelab.store import open_store
 
 
@@ -68,7 +69,7 @@ def test_a_rerun_reads_no_unchanged_file_and_looks_files_up_in_chunks(store, tmp
     real_load = Source._load
     read: list[Path] = []
     monkeypatch.setattr(Source, "_load", lambda self: (read.append(self.path), real_load(self))[1])
-    monkeypatch.setattr(ingest, "detect_format", lambda *a: pytest.fail("a recorded file was parsed again"))
+    monkeypatch.setattr(prepare, "detect_format", lambda *a: pytest.fail("a recorded file was parsed again"))
 
     again = store.ingest([folder])
 

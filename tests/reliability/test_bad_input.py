@@ -27,7 +27,7 @@ from tests.reliability.support import (
     nonblank_lines,
     tracelab,
 )
-from tracelab.ingest import EPISODE_KEYS
+from tracelab.native_keys import EPISODE_KEYS
 from tracelab.store import open_store
 
 KINDS = ["system", "user", "assistant", "error", "tool_call", "tool_result", "confirmation",

@@ -59,8 +59,11 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
 
     Prints episodes added, skipped (already ingested) and quarantined. Bad records
     go to the `quarantine` table; the valid records of the same file still load.
+    Once the input passes 32 MB, records are parsed in worker processes, one per
+    CPU ($TRACELAB_WORKERS sets how many; 0 parses in this process only).
     """
     from tracelab.ingest import scan_inputs
+    from tracelab.parse_pool import worker_count
     from tracelab.store import open_store
 
     if engine == "spark":
@@ -76,8 +79,9 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
         inputs = scan_inputs(paths)
         if not inputs:
             raise UsageError(f"no files found in {', '.join(paths)}")
+        workers = worker_count()
         with open_store(store_path, wait=wait) as store:
-            report = _run_with_progress(store, inputs, fmt, replace, quiet)
+            report = _run_with_progress(store, inputs, fmt, replace, quiet, workers)
     _print_report(report, quiet)
     if report.failed:
         raise DataError(f"{len(report.failed)} file(s) were not loaded: see the failed lines above")
@@ -90,17 +94,18 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
                          "give its format with --format, or leave it out")
 
 
-def _run_with_progress(store: Store, inputs: list[Input], fmt: str, replace: bool, quiet: bool) -> IngestReport:
+def _run_with_progress(store: Store, inputs: list[Input], fmt: str, replace: bool, quiet: bool,
+                       workers: int) -> IngestReport:
     if quiet:
-        return store.ingest(inputs, fmt, replace=replace)
+        return store.ingest(inputs, fmt, replace=replace, workers=workers)
     if not sys.stderr.isatty():
-        return store.ingest(inputs, fmt, replace=replace, progress=_file_line)
+        return store.ingest(inputs, fmt, replace=replace, progress=_file_line, workers=workers)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task("ingest", total=sum(_size(i.path) for i in inputs if i.skip is None))
-        return store.ingest(inputs, fmt, replace=replace,
+        return store.ingest(inputs, fmt, replace=replace, workers=workers,
                             progress=lambda _report, size: bar.advance(task, size))
 
 

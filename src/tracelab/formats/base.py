@@ -122,6 +122,10 @@ class Oversized(bytes):
         obj.size = size
         return obj
 
+    def __reduce__(self) -> tuple[type[Oversized], tuple[bytes, int]]:
+        # pickled with its size (ingest hands lines to worker processes)
+        return Oversized, (bytes(self), self.size)
+
 
 def too_large(size: int) -> str:
     """The quarantine reason for a record of `size` bytes beyond `RECORD_LIMIT`."""
@@ -221,6 +225,12 @@ class Source:
         """True when the file was read whole (see `WHOLE_FILE_LIMIT`)."""
         self._load()
         return self._data is not None
+
+    @property
+    def data(self) -> bytes | None:
+        """The file's bytes as stored, when it was read whole; None when it is streamed."""
+        self._load()
+        return self._data
 
     @functools.cached_property
     def stem_name(self) -> str:
@@ -509,4 +519,9 @@ class Adapter(Protocol):
         `Source.sniffed` set to it (docs/formats.md, Auto-detection)."""
 
     def episodes(self, source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
-        """Yield ``(line, native_episode_dict)`` or `Quarantined`, in file order."""
+        """Yield ``(line, native_episode_dict)`` or `Quarantined`, in file order.
+
+        A format whose JSON Lines records are each a whole episode may also provide
+        ``line_episodes(lines)``: the same for ``(line, bytes)`` pairs of `Source.lines`, so
+        that ingest can parse a large file's lines in worker processes.
+        """

@@ -83,15 +83,8 @@ def records(
     line 1. ``raw`` is what a quarantine row keeps (see `raw_json`).
     """
     if not is_json_document(source):
-        sampled = source.cache.pop("sampled", {})  # records auto-detection parsed already
-        for line, raw in source.lines():
-            if line in sampled:
-                yield line, sampled.pop(line), raw
-                continue
-            try:
-                yield line, parse_json(raw), raw
-            except BadJSON as exc:
-                yield Quarantined(line, str(exc), raw)
+        # records auto-detection parsed already are not parsed again
+        yield from line_records(source.lines(), source.cache.pop("sampled", {}))
         return
     document, error = load_document(source)
     if error is not None:
@@ -101,6 +94,20 @@ def records(
             yield position, element, raw_json(element)
     else:
         yield 1, document, raw_json(document)
+
+
+def line_records(lines: Iterable[tuple[int, bytes]], sampled: dict[int, Any] | None = None,
+                 ) -> Iterator[tuple[int, Any, bytes] | Quarantined]:
+    """`records` of JSON Lines: ``(line, record, raw)`` per line, `Quarantined` for bad JSON;
+    a line in `sampled` (parsed by auto-detection) is not parsed again."""
+    for line, raw in lines:
+        if sampled and line in sampled:
+            yield line, sampled.pop(line), raw
+            continue
+        try:
+            yield line, parse_json(raw), raw
+        except BadJSON as exc:
+            yield Quarantined(line, str(exc), raw)
 
 
 def raw_json(value: Any) -> bytes | None:

@@ -1,11 +1,11 @@
 """tracelab's own format, `tracelab.episode/v1` (docs/trace-format.md §2): already the shape ingest wants."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import first_record, is_json_document, load_document, records
+from tracelab.formats.common import first_record, is_json_document, line_records, load_document, records
 
 name = "native"
 summary = "tracelab.episode/v1: JSON Lines, one episode per line, or a .json array of episodes"
@@ -35,7 +35,16 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
         if document is not None and not isinstance(document, list):
             yield Quarantined(1, "a .json file must hold one array of episodes", source.head())
             return
-    for item in records(source):
+    yield from _objects(records(source))
+
+
+def line_episodes(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
+    """`episodes` of a JSON Lines file's lines: every line is a whole episode."""
+    return _objects(line_records(lines))
+
+
+def _objects(items: Iterable[tuple[int, Any, Any] | Quarantined]) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
+    for item in items:
         if isinstance(item, Quarantined):
             yield item
         elif isinstance(item[1], dict):
