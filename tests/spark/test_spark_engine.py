@@ -125,14 +125,13 @@ def _cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stdout
 
 
-def _same_check(spark_store: Path, duck_store: Path, suite: Path, *, cover: bool = False,
-                extra: tuple[str, ...] = ()) -> tuple[int, dict]:
+def _same_check(spark_store: Path, duck_store: Path, suite: Path, *, cover: bool = False) -> tuple[int, dict]:
     """check (and cover) JSON and exit codes equal on both engines, up to ids, times and paths.
 
     Returns the exit code and the JSON of the Spark check, which saved its results in the store."""
     volatile = ("run_id", "elapsed_ms", "store")
     saved: dict = {}
-    for command in (["check", "--all-results", *extra], ["cover"])[:2 if cover else 1]:
+    for command in (["check", "--all-results"], ["cover"])[:2 if cover else 1]:
         code_s, out_s = _cli(*command, str(suite), "--format", "json", "--engine", "spark",
                              "--store", str(spark_store))
         unsaved = ["--no-save"] if command[0] == "check" else []

@@ -69,6 +69,7 @@ def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, re
             con.executemany("INSERT INTO episodes (episode_id, content_hash, tools_declared, n_steps) "
                             "VALUES (?, ?, false, 0)", [list(s) for s in seed_episodes])
         local_files, urls, unread = _local_copies(files, Path(tmp) / "remote")
+        # parsed in this process (no worker processes): Spark already runs a task per core
         report = local.ingest(local_files, fmt, replace=replace)
         if urls:
             _record_urls(con, report, urls)
