@@ -22,7 +22,8 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -102,7 +103,6 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     `since` (`check --since RUN_ID`) evaluates only the runs ingested after that saved check
     started, in the tasks, and keeps its verdicts for the others, as the DuckDB engine does.
     """
-    import polars as pl
 
     from tracelab.check import CheckRun, previous_run, refuse_findings
     from tracelab.suite import load_suite
@@ -123,21 +123,13 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
         with _driver_store(root) as opened:
             watermark, carried = previous_run(opened, suite, since, chosen)
     spark = session(master)
-    from tracelab.spark.tasks import evaluate_buckets, verdict_schema
-
-    store_text = str(root.resolve())
-
-    def body(batches):  # type: ignore[no-untyped-def]
-        return evaluate_buckets(batches, store_text, layout.buckets, tasks, suite, cases, categories, strict,
-                                watermark)
-
     tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
-    groups = spark.range(0, tasks, 1, numPartitions=tasks)
     spark_clock = time.perf_counter()
-    verdicts = _collect(groups.mapInArrow(body, _spark_schema(verdict_schema())))
-    driver_clock = time.perf_counter()
-    frame = pl.from_arrow(verdicts)
-    assert isinstance(frame, pl.DataFrame)
+    with _verdict_folder(layout) as out:
+        written = _evaluate(spark, out, str(root.resolve()), layout.buckets, tasks, suite, cases, categories,
+                            strict, watermark)
+        driver_clock = time.perf_counter()
+        frame = _read_verdicts(out, written)
     ordered = _in_engine_order(frame, suite, chosen)
     if carried is not None:
         with _driver_store(root) as opened:
@@ -150,6 +142,56 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     if save:
         _save(layout, suite, result, run_id, started, elapsed_ms, since)
     return CheckRun(result, suite, run_id, str(root), elapsed_ms, save)
+
+
+def _evaluate(spark: Any, out: Path, store: str, buckets: int, tasks: int, suite: Any, cases: list[str] | None,
+              categories: list[str] | None, strict: bool, since: datetime | None) -> int:
+    """Run the check's tasks (`tasks.evaluate_buckets`); how many verdict rows they wrote."""
+    from tracelab.spark.tasks import evaluate_buckets, task_schema
+
+    out_text = str(out)
+
+    def body(batches):  # type: ignore[no-untyped-def]
+        return evaluate_buckets(batches, store, buckets, tasks, suite, cases, categories, strict, since, out_text)
+
+    counts = _collect(spark.range(0, tasks, 1, numPartitions=tasks).mapInArrow(body, _spark_schema(task_schema())))
+    return int(sum(counts.column("rows").to_pylist()))
+
+
+@contextmanager
+def _verdict_folder(layout: Layout) -> Iterator[Path]:
+    """A fresh folder of the store (`_check/<id>/`, which no reader lists) for the tasks' verdict
+    files; removed when the check is done, or stopped."""
+    import shutil
+
+    folder = layout.root / "_check" / uuid.uuid4().hex[:16]
+    folder.mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _read_verdicts(folder: Path, expected: int) -> Any:
+    """The verdict rows the tasks wrote, as one Polars frame in the tasks' schema.
+
+    Raises:
+        StoreError: fewer rows than the tasks reported (a file lost on the shared file system).
+    """
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tracelab.spark.tasks import verdict_schema
+
+    files = sorted(folder.glob("task-*.parquet"))
+    table = pa.concat_tables([pq.read_table(f) for f in files]) if files else verdict_schema().empty_table()
+    if table.num_rows != expected:
+        raise StoreError(f"{folder}: the check's tasks wrote {expected} verdict rows, {table.num_rows} are "
+                         "there; is the store on a file system every node shares?")
+    frame = pl.from_arrow(table.cast(verdict_schema()))
+    assert isinstance(frame, pl.DataFrame)
+    return frame
 
 
 def _driver_store(root: Path) -> Any:

@@ -6,7 +6,9 @@ executors, and the tests call them directly as well.
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
+import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -186,13 +188,32 @@ def verdict_schema() -> pa.Schema:
 
 def evaluate_buckets(batches: Iterable[pa.RecordBatch], store: str, buckets: int, tasks: int, suite: Suite,
                      cases: list[str] | None, categories: list[str] | None, strict: bool,
-                     since: datetime | None = None) -> Iterable[pa.RecordBatch]:
-    """`mapInArrow` body: each input row is a task number t < `tasks`; yields the verdict rows of
-    the buckets b with b % tasks == t, evaluated together."""
+                     since: datetime | None, out: str) -> Iterable[pa.RecordBatch]:
+    """`mapInArrow` body: each input row is a task number t < `tasks`; evaluates the buckets b with
+    b % tasks == t together and writes their verdict rows to a Parquet file under `out` (a folder
+    of the store); yields (task, rows). The rows travel to the driver through the shared file
+    system, not through Spark: a million runs make millions of rows, more than a driver JVM holds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     for batch in batches:
         for task in batch.column(0).to_pylist():
             mine = [b for b in range(buckets) if b % tasks == int(task)]
-            yield from evaluate_bucket(store, mine, suite, cases, categories, strict, since).to_batches()
+            table = evaluate_bucket(store, mine, suite, cases, categories, strict, since)
+            target = Path(out) / f"task-{int(task):05d}.parquet"
+            # whole or not at all: a retried task rewrites the same rows under the same name
+            partial = target.with_name(f"_{target.name}.{uuid.uuid4().hex[:8]}")
+            pq.write_table(table, partial)
+            os.replace(partial, target)
+            yield pa.RecordBatch.from_pydict({"task": [int(task)], "rows": [table.num_rows]},
+                                             schema=task_schema())
+
+
+def task_schema() -> pa.Schema:
+    """What a check task returns to the driver: its number and how many verdict rows it wrote."""
+    import pyarrow as pa
+
+    return pa.schema([("task", pa.int64()), ("rows", pa.int64())])
 
 
 def ingest_chunks(batches: Iterable[pa.RecordBatch], files: dict[int, list[tuple[str, str | None]]], fmt: str,
@@ -219,4 +240,4 @@ def _jsonable(value: object) -> object:
 
 
 __all__ = ["SOURCE_COLUMNS", "VERDICT_COLUMNS", "ChunkOutput", "evaluate_bucket", "evaluate_buckets",
-           "ingest_chunk", "ingest_chunks", "verdict_schema"]
+           "ingest_chunk", "ingest_chunks", "task_schema", "verdict_schema"]
