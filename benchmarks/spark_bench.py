@@ -141,7 +141,12 @@ def _parts(f: dict) -> str:
     parts = f["check_timings"].get("part_files")
     if not parts:
         return "not measured"
-    return f"{parts['episodes']:,} episode part files for {f['episodes']:,} runs"
+    from tracelab.spark.engine import CHUNK_BYTES
+
+    chunks = f["corpus_mb"] * 1e6 * TARGET_RUNS / f["episodes"] / CHUNK_BYTES
+    return (f"{parts['episodes']:,} episode part files for {f['episodes']:,} runs, chunks x buckets; 100M runs "
+            f"in {CHUNK_BYTES >> 20} MB chunks over 80 buckets would write about {round(chunks * 80, -3):,.0f} "
+            "per table")
 
 
 def _skew(f: dict) -> str:
@@ -176,7 +181,8 @@ def rows(f: dict) -> list[str]:
         f"| {f['duckdb_check'].seconds} s | {round(f['spark_check'].seconds / f['duckdb_check'].seconds, 2)}x "
         f"the time | scale-out, not speed |",
         "",
-        f"Spark at 100M runs (extrapolated from the per-run costs above, linear in runs): on 10 executors "
+        f"Spark at 100M runs (extrapolated from the per-run costs above, linear in runs, with at least as many "
+        f"`ep_bucket` partitions as task slots, `--buckets`): on 10 executors "
         f"x 8 cores the tasks of ingest take about {e['10x8']['ingest_tasks_h']} h and of check "
         f"{e['10x8']['check_tasks_h']} h; on 100 x 8, {e['100x8']['ingest_tasks_h']} h and "
         f"{e['100x8']['check_tasks_h']} h. What does not shrink with executors: the driver's commit "
