@@ -336,5 +336,10 @@ def test_readme_spark_commands_run_as_written(spark: object, tmp_path: Path, mon
     monkeypatch.chdir(tmp_path)
     for command in commands:
         result = CliRunner().invoke(cli, shlex.split(command)[1:])
+        # exit 1 is a result (the sample suite fails cases on purpose), never an escaped exception
+        assert isinstance(result.exception, (SystemExit, type(None))), f"{command}: {result.exception!r}"
         assert result.exit_code in (0, 1), f"{command}: exit {result.exit_code}\n{result.output}"
-    assert (tmp_path / "spark-store" / "check_results").is_dir()
+    # the relative store of the README: the tasks (other processes, other working folders) wrote into it
+    with open_store(tmp_path / "spark-store") as store:
+        assert store.sql("SELECT count(*) FROM check_results").item() > 0
+    assert len(list((tmp_path / "spark-store" / "episodes").rglob("*-c*.parquet"))) > 0

@@ -50,7 +50,7 @@ class Layout:
 
 
 def local_path(url: str | os.PathLike[str]) -> Path:
-    """The store folder of a path or ``file://`` URL (`tracelab.spark.paths`).
+    """The store folder of a path or ``file://`` URL (`tracelab.spark.paths`), made absolute.
 
     Raises:
         UsageError: a URL of an object store or HDFS: a store's commits rename files, which those
@@ -62,7 +62,8 @@ def local_path(url: str | os.PathLike[str]) -> Path:
     if path is None:
         raise UsageError(f"{os.fspath(url)}: the store of --engine spark is a folder on a file system every "
                          "node mounts (a path or file:// URL); trace files may be read from object storage")
-    return path
+    # absolute: the tasks write into the store from processes whose working folder is not ours
+    return Path(os.path.abspath(path))
 
 
 def open_layout(root: Path, *, create: bool, buckets: int | None = None) -> Layout:
