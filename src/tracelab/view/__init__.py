@@ -21,7 +21,7 @@ from tracelab.sqlfiles import load_sql
 if TYPE_CHECKING:
     import duckdb
 
-    from tracelab.show import Run
+    from tracelab.show import RunTable
     from tracelab.store import Store
 
 MAX_RUNS = 50
@@ -97,7 +97,8 @@ class Report:
     store: str
     max_runs: int
     cases: tuple[CaseRow, ...]
-    runs: dict[str, Run]
+    runs: RunTable
+    """The failing runs the file holds, with their steps."""
     summary: dict[str, int] = field(default_factory=dict)
     verdicts_saved: bool = True
     """False for a check saved before case verdicts were: a case then counts as failed when a run failed."""
@@ -112,7 +113,7 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         StoreError: the store cannot be opened.
     """
     from tracelab.saved import failed_cases, resolve_run
-    from tracelab.show import check_leaked_strings, load_runs, saved_failures
+    from tracelab.show import check_leaked_strings, read_runs, saved_failures
     from tracelab.store import Store, open_store
 
     if not isinstance(store, Store):
@@ -129,7 +130,7 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     reasons = _frame(con, "reasons", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
     episode_ids = shown["episode_id"].unique(maintain_order=True).to_list()
     failures = saved_failures(con, run_id, episode_ids)
-    runs = load_runs(con, episode_ids, failures=failures, needles=check_leaked_strings(con, run_id),
+    runs = read_runs(con, episode_ids, failures=failures, needles=check_leaked_strings(con, run_id),
                      check_run_id=run_id, checked=episode_ids)
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(assertions["case_id"].to_list()))
     by_case = {name: _parts(frame, "case_id") for name, frame in

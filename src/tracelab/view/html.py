@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from tracelab.show import Run, Step
+    from collections.abc import Iterable
+
+    import polars as pl
+
+    from tracelab.show import Failure
     from tracelab.view import AssertionRow, CaseRow, Report
 
 CLIP = 240
@@ -207,41 +211,88 @@ class _Strings:
         return list(self.index)
 
 
+_SHOWN = ("data", "text", "error")
+"""A step's content fields, in the order their withheld notices come."""
+
+
 def _runs(report: Report) -> dict[str, Any]:
     """The runs as the script reads them: {"s": [strings], "runs": {id: run}}; every text of a
-    run is a position in "s" (see report.js)."""
+    run is a position in "s" (see report.js).
+
+    A step's texts are picked and clipped for all steps at once (`_step_rows`); the loop over
+    steps only looks their positions up."""
+    table = report.runs
     s = _Strings()
-    runs = {episode_id: _run(run, s) for episode_id, run in report.runs.items()}
+    steps: dict[str, list[tuple[Any, ...]]] = {}
+    for row in _step_rows(table.steps):
+        steps.setdefault(row[0], []).append(row)
+    runs = {}
+    for head in table.heads.iter_rows(named=True):
+        episode_id = head["episode_id"]
+        runs[episode_id] = _run(head, table.withheld.get((episode_id, None), {}), table.failures.get(episode_id, ()),
+                                steps.get(episode_id, ()), table.withheld, s)
     return {"s": s.table, "runs": runs}
 
 
-def _run(run: Run, s: _Strings) -> dict[str, Any]:
-    reward = None if run.reward is None else f"{run.reward:g}"
-    head = [[s("agent"), s(run.agent)], [s("version"), s(run.agent_version)], [s("model"), s(run.model)],
-            [s("case"), s(run.case_id)], [s("termination"), s(run.termination)], [s("reward"), s(reward)],
-            [s("steps"), s(str(run.n_steps))]]
+def _step_rows(steps: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """Each step as (run, idx, kind, name, status, effect, withheld, then the texts it shows,
+    each clipped to CLIP characters and followed by how many it left out): what the agent
+    sent (a call's args, else a message's text or a result's payload), a call's text, its error.
+    A withheld field is None already (`show.RunTable`)."""
+    import polars as pl
+
+    call = pl.col("kind").is_in(["tool_call", "confirmation"])
+    shown = (pl.when(call).then(pl.col("data")).otherwise(pl.coalesce("text", "data")),
+             pl.when(call).then(pl.col("text")), pl.col("error"))
+    clipped = []
+    for position, value in enumerate(shown):
+        more = value.str.len_chars().cast(pl.Int64) - CLIP
+        clipped += [value.str.slice(0, CLIP).alias(f"_t{position}"),
+                    pl.when(more > 0).then(more).alias(f"_c{position}")]
+    return steps.select("episode_id", "idx", "kind", "name", "status", "effect", "withheld", *clipped).rows()
+
+
+def _run(head: dict[str, Any], withheld: dict[str, tuple[str, ...]], failures: tuple[Failure, ...],
+         steps: Iterable[tuple[Any, ...]], step_withheld: dict[tuple[str, int | None], dict[str, tuple[str, ...]]],
+         s: _Strings) -> dict[str, Any]:
+    reward = None if head["reward"] is None else f"{head['reward']:g}"
+    rows = [[s("agent"), s(head["agent"])], [s("version"), s(head["agent_version"])], [s("model"), s(head["model"])],
+            [s("case"), s(head["case_id"])], [s("termination"), s(head["termination"])], [s("reward"), s(reward)],
+            [s("steps"), s(str(head["n_steps"]))]]
     tail = []
     for name in ("output", "error"):
-        if name in run.withheld:
-            tail.append([s(name), [{"w": s(_notice(run.withheld[name], name))}]])
-        elif getattr(run, name):
-            tail.append([s(name), _clip(getattr(run, name), s)])
-    return {"head": head, "whole": [[s(f.assertion_id), s(f.reason)] for f in run.run_failures],
-            "steps": [_step(step, s) for step in run.steps], "tail": tail}
+        if name in withheld:
+            tail.append([s(name), [{"w": s(_notice(withheld[name], name))}]])
+        elif head[name]:
+            tail.append([s(name), _clip(head[name], s)])
+    at_step: dict[int, list[Failure]] = {}
+    whole = []
+    for failure in failures:
+        if failure.step_idx is None:
+            whole.append([s(failure.assertion_id), s(failure.reason)])
+        else:
+            at_step.setdefault(failure.step_idx, []).append(failure)
+    return {"head": rows, "whole": whole, "steps": [_step(row, step_withheld, at_step, s) for row in steps],
+            "tail": tail}
 
 
-def _step(step: Step, s: _Strings) -> list[Any]:
-    parts: list[Any] = [{"w": s(_notice(step.withheld[name], name))} for name in ("data", "text", "error")
-                        if name in step.withheld] if step.withheld else []
-    shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
-    for value in shown:
-        if value:
-            parts += _clip(value, s)
-    if step.error:
-        parts += [{"e": 1}, *_clip(step.error, s)]
-    name = s(_notice(step.withheld["name"], "name")) if "name" in step.withheld else s(step.name)
-    failures = [[s(f.assertion_id), s(f.reason)] for f in step.failures] if step.failures else 0
-    return [step.idx, s(step.kind), name, s(step.status), s(step.effect), parts, failures]
+def _step(row: tuple[Any, ...], step_withheld: dict[tuple[str, int | None], dict[str, tuple[str, ...]]],
+          at_step: dict[int, list[Failure]], s: _Strings) -> list[Any]:
+    episode_id, idx, kind, name, status, effect, held, *texts = row
+    withheld = step_withheld[(episode_id, idx)] if held else {}
+    parts: list[Any] = [{"w": s(_notice(withheld[field], field))} for field in _SHOWN if field in withheld]
+    for position in range(0, len(texts), 2):
+        text, more = texts[position], texts[position + 1]
+        if text:
+            if position == 4:
+                parts.append({"e": 1})
+            parts.append(s(text))
+            if more:
+                parts.append({"c": more})
+    name_at = s(_notice(withheld["name"], "name")) if "name" in withheld else s(name)
+    found = at_step.get(idx)
+    failures = [[s(f.assertion_id), s(f.reason)] for f in found] if found else 0
+    return [idx, s(kind), name_at, s(status), s(effect), parts, failures]
 
 
 def _clip(value: str, s: _Strings) -> list[Any]:
