@@ -343,10 +343,14 @@ def _decoded(document: str) -> str:
 
 
 def _found(heads: pl.DataFrame, steps: pl.DataFrame, needles: tuple[str, ...]) -> pl.DataFrame:
-    """(episode_id, needle): the runs whose stored text shows a needle as it is (case aside)."""
+    """(episode_id, needle): the runs whose stored text shows a needle as it is (case aside).
+
+    Only rows `_marked` can: a needle shown as it is is one of the strings it looked for."""
     pairs = [pl.DataFrame(schema={"episode_id": pl.Utf8, "needle": pl.Utf8})]
+    marked = [(frame.filter(pl.col("_marked")), fields)
+              for frame, fields in ((heads, RUN_FIELDS), (steps, STEP_FIELDS))]
     for needle in needles:
-        for frame, fields in ((heads, RUN_FIELDS), (steps, STEP_FIELDS)):
+        for frame, fields in marked:
             hit = pl.any_horizontal(pl.col(name).str.to_lowercase().str.contains(needle.lower(), literal=True)
                                     .fill_null(False) for name in fields)
             pairs.append(frame.filter(hit).select("episode_id", needle=pl.lit(needle, pl.Utf8)))
