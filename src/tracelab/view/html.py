@@ -210,9 +210,12 @@ def _runs(report: Report) -> str:
     table = report.runs
     owners = [(head, table.withheld.get((head["episode_id"], None), {}), table.failures.get(head["episode_id"], ()))
               for head in table.heads.iter_rows(named=True)]
-    own: list[tuple[int, int, str]] = []
+    own: list[tuple[int, int, str]] = []  # (run, place, text): each run's own texts, in order of use
     for run, owner in enumerate(owners):
-        _own(*owner, lambda value, run=run: own.append((run, len(own), value)))  # type: ignore[misc]
+        def use(value: str, run: int = run) -> None:
+            own.append((run, len(own), value))
+
+        _own(*owner, use)
     steps, failures = _step_frames(table, {head["episode_id"]: run for run, (head, _, _) in enumerate(owners)})
     used = pl.concat([
         pl.DataFrame(own, schema={"run": pl.Int64, "slot": pl.Int64, "value": pl.Utf8}, orient="row")
