@@ -210,16 +210,17 @@ def _runs(report: Report) -> str:
     table = report.runs
     owners = [(head, table.withheld.get((head["episode_id"], None), {}), table.failures.get(head["episode_id"], ()))
               for head in table.heads.iter_rows(named=True)]
-    own: list[tuple[int, int, str]] = []  # (run, place, text): each run's own texts, in order of use
+    own: dict[str, list[Any]] = {"run": [], "value": []}  # each run's own texts, in order of use
     for run, owner in enumerate(owners):
         def use(value: str, run: int = run) -> None:
-            own.append((run, len(own), value))
+            own["run"].append(run)
+            own["value"].append(value)
 
         _own(*owner, use)
     steps, failures = _step_frames(table, {head["episode_id"]: run for run, (head, _, _) in enumerate(owners)})
     used = pl.concat([
-        pl.DataFrame(own, schema={"run": pl.Int64, "slot": pl.Int64, "value": pl.Utf8}, orient="row")
-        .select("run", step=pl.lit(-1, pl.Int64), slot="slot", value="value"),
+        pl.DataFrame(own, schema={"run": pl.Int64, "value": pl.Utf8})
+        .select("run", step=pl.lit(-1, pl.Int64), slot=pl.int_range(pl.len(), dtype=pl.Int64), value="value"),
         steps.select("run", "step", pl.col(r"^\d+$"))
         .unpivot(index=["run", "step"], variable_name="slot", value_name="value")
         .select("run", "step", pl.col("slot").cast(pl.Int64), "value"),
