@@ -293,7 +293,8 @@ def _step_frames(table: RunTable, runs: dict[str, int]) -> tuple[pl.DataFrame, p
                 str(_LAST + 1): pl.col("status"), str(_LAST + 2): pl.col("effect")}
     steps = (table.steps.join(notices, on=["episode_id", "idx"], how="left", maintain_order="left")
              .select("episode_id", "idx", step=pl.int_range(pl.len(), dtype=pl.Int64),
-                     run=pl.col("episode_id").replace_strict(runs, return_dtype=pl.Int64), **columns))
+                     run=pl.col("episode_id").replace_strict(runs, default=None, return_dtype=pl.Int64), **columns)
+             .drop_nulls("run"))  # a step is shown with its run's header, never without
     failed = [(run, f.step_idx, 7 + 2 * k, f.assertion_id, f.reason) for run, found in table.failures.items()
               for k, f in enumerate(f for f in found if f.step_idx is not None)]
     failures = pl.DataFrame(failed, schema={"episode_id": pl.Utf8, "idx": pl.Int64, "slot": pl.Int64,
