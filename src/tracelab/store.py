@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from tracelab.errors import Interrupted, StoreError, UsageError, is_interrupt
+from tracelab.errors import Interrupted, StoreError, UsageError, interruptible, is_interrupt
 from tracelab.sqlfiles import load_sql, run_script, sql_dir
 
 if TYPE_CHECKING:
@@ -376,7 +376,7 @@ def _connect(target: Path, *, read_only: bool, wait: float) -> duckdb.DuckDBPyCo
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(target), read_only=read_only)
+            return interruptible(duckdb.connect(str(target), read_only=read_only))
         except duckdb.Error as exc:
             left = deadline - time.monotonic()
             if not _is_lock_error(exc) or left <= 0:
@@ -496,7 +496,7 @@ def _open_parquet(folder: Path) -> Store:
         raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
     import pyarrow.dataset as ds
 
-    con = duckdb.connect(":memory:")
+    con = interruptible(duckdb.connect(":memory:"))
     try:
         configure_connection(con)
         for table in TABLES:

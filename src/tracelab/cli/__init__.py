@@ -17,7 +17,7 @@ import click
 
 from tracelab import __version__
 from tracelab.cli.options import no_color
-from tracelab.errors import Interrupted, TracelabError, is_interrupt
+from tracelab.errors import Interrupted, TracelabError, interrupt_queries, is_interrupt
 
 _signal_received: list[str] = []
 """The name of the signal that stopped the command (SIGTERM arrives as a KeyboardInterrupt)."""
@@ -97,26 +97,29 @@ _register()
 atexit.register(gc.freeze)
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    """SIGTERM takes the Ctrl-C path: the same rollbacks, the same one line, exit 130.
+def _on_signal(signum: int, frame: object) -> None:
+    """Ctrl-C and SIGTERM: the same rollbacks, the same one line, exit 130.
 
-    Raised from here, the KeyboardInterrupt also stops a running DuckDB query, which
-    checks for signal handlers between tasks.
+    Running DuckDB queries are interrupted first (`interrupt_queries`): the KeyboardInterrupt
+    raised here alone does not always stop one.
     """
-    _signal_received[:] = ["SIGTERM"]
-    raise KeyboardInterrupt("SIGTERM")
+    if signum == signal.SIGTERM:
+        _signal_received[:] = ["SIGTERM"]
+    interrupt_queries()
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `tracelab` command."""
     _signal_received.clear()
     handle = threading.current_thread() is threading.main_thread()  # only it may set handlers
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if handle else None
+    signals = (signal.SIGTERM, signal.SIGINT) if handle else ()
+    previous = {signum: signal.signal(signum, _on_signal) for signum in signals}
     try:
         # NO_COLOR: every click.echo and secho of the command, through its context
         cli.main(args=argv, prog_name="tracelab", color=False if no_color() else None)
     except BrokenPipeError:
         sys.exit(0)
     finally:
-        if handle:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
