@@ -9,3 +9,4 @@ WITH counted AS (
 )
 SELECT * FROM counted
 QUALIFY row_number() OVER (PARTITION BY case_id, assertion_id ORDER BY runs DESC, reason) <= $top
+ORDER BY case_id, assertion_id, runs DESC, reason

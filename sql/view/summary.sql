@@ -1,13 +1,9 @@
--- The summary of saved check $run (tracelab.view): runs, runs that passed every result of
--- every case selecting them, results, failed, and exercised yes / no / unknown.
+-- The runs of the saved check in view_case_runs (tracelab.view): how many, and how many passed
+-- every result of every case selecting them. Result counts come from the assertions' rows.
 WITH per_run AS (
-    SELECT episode_id, bool_and(passed) AS ok
-    FROM check_results WHERE run_id = $run
+    SELECT episode_id, bool_and(ok) AS ok
+    FROM view_case_runs
     GROUP BY episode_id
 )
-SELECT (SELECT count(*) FROM per_run), (SELECT count(*) FILTER (WHERE ok) FROM per_run),
-       count(*), count(*) FILTER (WHERE NOT passed),
-       count(*) FILTER (WHERE exercised = 'yes'), count(*) FILTER (WHERE exercised = 'no'),
-       count(*) FILTER (WHERE exercised = 'unknown')
-FROM check_results
-WHERE run_id = $run
+SELECT count(*) AS runs, count(*) FILTER (WHERE ok) AS runs_passed
+FROM per_run

@@ -4,6 +4,9 @@ Messages say what failed, where (file, line, case, key) and how to fix it.
 """
 from __future__ import annotations
 
+import weakref
+from typing import Any
+
 
 class TracelabError(Exception):
     """Base of every error tracelab reports to a user (never with a traceback)."""
@@ -50,4 +53,31 @@ def is_interrupt(exc: BaseException) -> bool:
     """
     if isinstance(exc, KeyboardInterrupt):
         return True
+    if type(exc).__name__ == "InterruptException":  # duckdb's, after `interrupt_queries`
+        return True
     return type(exc) is RuntimeError and str(exc) == "Query interrupted"
+
+
+_QUERYING: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def interruptible(con: Any) -> Any:
+    """`con` (a DuckDB connection or cursor), registered so that Ctrl-C or SIGTERM stop the
+    query it runs (`interrupt_queries`); returned for chaining."""
+    _QUERYING.add(con)
+    return con
+
+
+def interrupt_queries() -> None:
+    """Interrupt whatever every registered connection is running.
+
+    A signal handler's KeyboardInterrupt alone can leave a DuckDB query running: DuckDB then
+    waits for its running tasks, which do not look at Python's signals (seen with a long
+    `range()` scan on DuckDB 2.0: the process never ended). ``interrupt()`` makes them stop.
+    """
+    for con in list(_QUERYING):
+        try:
+            con.interrupt()
+        except Exception:  # noqa: BLE001  (closed meanwhile: nothing of it runs)
+            pass
+

@@ -40,7 +40,7 @@ from typing import Any
 import duckdb
 
 from tracelab.bulk_insert import insert_arrow
-from tracelab.errors import DataError, Interrupted, StoreError, UsageError, is_interrupt
+from tracelab.errors import DataError, Interrupted, StoreError, UsageError, interruptible, is_interrupt
 from tracelab.formats import get_format
 from tracelab.formats.base import Source, display_path
 from tracelab.formats.common import is_json_document
@@ -938,7 +938,7 @@ def ingest_paths(
     parser = ParsePool(forced, workers)
     run_script(con, "ingest/sources_stat")
     with _staging_connection(con) as scratch, _collector_paused():
-        lookup = con.cursor()
+        lookup = interruptible(con.cursor())
         writer = _Writer(con, scratch, replace, progress)
         reader = _Reader(lookup, inputs, forced, replace, parser)
         try:
@@ -976,7 +976,7 @@ def _collector_paused() -> Iterator[None]:
 @contextmanager
 def _staging_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
     """A second connection to the store for staging batches (see the module docstring)."""
-    scratch = con.cursor()
+    scratch = interruptible(con.cursor())
     try:
         # it reads timestamps without an offset as the store's connection does
         zone = con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]

@@ -167,16 +167,47 @@ class ParsePool:
                 # whose DuckDB and reading threads a fork would copy mid-flight
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(["tracelab.prepare"])
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_ignore_interrupts)
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker,
+                                                 initargs=(os.getpid(),))
         return self._pool
 
 
-def _ignore_interrupts() -> None:
-    """Ctrl-C reaches every process of the terminal's group: the main process handles it
-    (rolls back, says what was done); a worker just stops when the pool shuts down."""
+def _start_worker(main_pid: int) -> None:
+    """Ctrl-C reaches every process of the terminal's group: the main process handles it (rolls
+    back, says what was done); a worker just stops when the pool shuts down. And a worker ends
+    when the main process is gone (killed): it would otherwise wait forever to hand over a result
+    nobody reads."""
     import signal
+    import threading
+    import time
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while not _gone(main_pid):
+            time.sleep(ORPHAN_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tracelab-orphan-watch", daemon=True).start()
+
+
+ORPHAN_CHECK_S = 0.5
+"""How often a worker checks that the main process is still there."""
+
+
+def _gone(pid: int) -> bool:
+    """True when process `pid` has ended (a zombie waiting for its parent included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, only not ours to signal
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 __all__ = ["POOL_AFTER_BYTES", "ParsePool", "worker_count"]

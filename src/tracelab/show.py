@@ -182,62 +182,124 @@ def check_leaked_strings(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[s
     return tuple(sorted({s for (reason,) in rows if (s := leaked_string(reason)) is not None}))
 
 
-def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
+@dataclass(frozen=True)
+class RunTable:
+    """Runs as frames, for a renderer of thousands of runs (the HTML report) to read set-wise.
+
+    `heads` holds a row per run (sql/show/episodes.sql), `steps` a row per step in run order
+    (sql/show/steps.sql). A field that holds a leaked string is None already; the row's
+    `withheld` column is true, and `withheld` maps (run, step idx, None for the run's own
+    fields) to the fields withheld and the strings each held.
+    """
+
+    heads: pl.DataFrame
+    steps: pl.DataFrame
+    withheld: dict[tuple[str, int | None], dict[str, tuple[str, ...]]]
+    failures: dict[str, tuple[Failure, ...]]
+    """The failed results of each run (by episode_id), in `saved_failures` order."""
+    check_run_id: str | None = None
+    checked: frozenset[str] = frozenset()
+
+    def __len__(self) -> int:
+        return self.heads.height
+
+
+def read_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
               failures: pl.DataFrame | None = None, needles: Iterable[str] = (),
-              check_run_id: str | None = None, checked: Iterable[str] = ()) -> dict[str, Run]:
-    """The stored runs among `episode_ids`, by id: a few queries whatever their number.
+              check_run_id: str | None = None, checked: Iterable[str] = ()) -> RunTable:
+    """The stored runs among `episode_ids` as a `RunTable`: a few queries whatever their number.
 
     Args:
         con: a store's connection.
         episode_ids: the runs to read (unknown ids are left out of the result).
         failures: failed result rows (`saved.RESULT_COLUMNS`) to attach to their runs and steps.
         needles: leaked strings: every field of these runs that holds one is withheld.
-        check_run_id: the saved check the failures come from (kept on each `Run`).
+        check_run_id: the saved check the failures come from.
         checked: the runs the check has results for.
     """
     needles = tuple(dict.fromkeys(n for n in needles if n))
-    checked = frozenset(checked)
     with _shown(con, episode_ids):
         heads = _marked(pl.DataFrame(con.sql(load_sql("show/episodes"))), RUN_FIELDS, needles)
         steps = _marked(pl.DataFrame(con.sql(load_sql("show/steps"))), STEP_FIELDS, needles)
     holding = _holding(con, failures, _found(heads, steps, needles))
+    withheld: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
+    heads = _withhold(heads, RUN_FIELDS, holding, needles, withheld)
+    steps = _withhold(steps, STEP_FIELDS, holding, needles, withheld)
     by_run: dict[str, list[Failure]] = {}
     if failures is not None:
         for row in failures.iter_rows(named=True):
             by_run.setdefault(row["episode_id"], []).append(Failure(
                 row["case_id"], row["assertion_id"], row["assertion_type"], row["reason"], row["step_idx"]))
+    return RunTable(heads, steps, withheld, {run: tuple(found) for run, found in by_run.items()},
+                    check_run_id, frozenset(checked))
+
+
+def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
+              failures: pl.DataFrame | None = None, needles: Iterable[str] = (),
+              check_run_id: str | None = None, checked: Iterable[str] = ()) -> dict[str, Run]:
+    """The stored runs among `episode_ids` as `Run`s, by id (arguments as `read_runs`)."""
+    table = read_runs(con, episode_ids, failures=failures, needles=needles, check_run_id=check_run_id,
+                      checked=checked)
     step_rows: dict[str, list[dict[str, Any]]] = {}
-    names = steps.columns
-    for values in steps.rows():  # tuples: named rows cost twice as much on 50k steps
-        row = dict(zip(names, values, strict=True))
+    for row in table.steps.iter_rows(named=True):
         step_rows.setdefault(row["episode_id"], []).append(row)
     runs: dict[str, Run] = {}
-    for head in heads.iter_rows(named=True):
+    for head in table.heads.iter_rows(named=True):
         episode_id = head["episode_id"]
-        run_failures = tuple(by_run.get(episode_id, ()))
-        run_withheld = _withheld(head, RUN_FIELDS, holding.get((episode_id, None), {}), needles)
+        run_failures = table.failures.get(episode_id, ())
         runs[episode_id] = Run(
             episode_id=episode_id, agent=head["agent"], agent_version=head["agent_version"],
             model=head["model"], case_id=head["case_id"], termination=head["termination"],
-            reward=head["reward"], n_steps=head["n_steps"],
-            **{name: None if name in run_withheld else head[name] for name in RUN_FIELDS},
-            steps=tuple(_step(row, holding.get((episode_id, row["idx"]), {}), needles, run_failures)
+            reward=head["reward"], n_steps=head["n_steps"], **{name: head[name] for name in RUN_FIELDS},
+            steps=tuple(_step(row, table.withheld.get((episode_id, row["idx"]), {}), run_failures)
                         for row in step_rows.get(episode_id, ())),
-            failures=run_failures, withheld=run_withheld, check_run_id=check_run_id,
-            checked=episode_id in checked,
+            failures=run_failures, withheld=table.withheld.get((episode_id, None), {}),
+            check_run_id=check_run_id, checked=episode_id in table.checked,
         )
     return runs
 
 
-def _step(row: dict[str, Any], holding: dict[str, set[str]], needles: tuple[str, ...],
-          failures: tuple[Failure, ...]) -> Step:
-    withheld = _withheld(row, STEP_FIELDS, holding, needles)
-    if withheld:
-        row = {**row, **dict.fromkeys(withheld)}
+def _step(row: dict[str, Any], withheld: dict[str, tuple[str, ...]], failures: tuple[Failure, ...]) -> Step:
     return Step(idx=row["idx"], kind=row["kind"], name=row["name"], status=row["status"], effect=row["effect"],
                 text=row["text"], data=row["data"], error=row["error"], duration_ms=row["duration_ms"],
                 withheld=withheld,
                 failures=tuple(f for f in failures if f.step_idx == row["idx"]) if failures else ())
+
+
+def _withhold(frame: pl.DataFrame, fields: tuple[str, ...],
+              holding: dict[tuple[str, int | None], dict[str, set[str]]], needles: tuple[str, ...],
+              withheld: dict[tuple[str, int | None], dict[str, tuple[str, ...]]]) -> pl.DataFrame:
+    """`frame` (episodes, or steps with their `idx`) with every field that holds a needle set to
+    None and a `withheld` column; adds what each such row held to `withheld`.
+
+    Only the rows `_marked` flagged, or where the transcript search located a leak (`holding`),
+    are looked at one by one."""
+    has_idx = "idx" in frame.columns
+    frame = frame.with_row_index("_row")
+    look = frame.filter(pl.col("_marked"))
+    located = [key for key in holding if (key[1] is not None) == has_idx]
+    if located:
+        at = ["episode_id", "idx"] if has_idx else ["episode_id"]
+        keys = pl.DataFrame([key[:len(at)] for key in located], schema=frame.select(at).schema, orient="row")
+        look = pl.concat([look, frame.join(keys, on=at, how="semi")]).unique("_row")
+    rows: dict[str, list[int]] = {name: [] for name in fields}
+    for row in look.iter_rows(named=True):
+        key = (row["episode_id"], row["idx"] if has_idx else None)
+        found = _withheld(row, fields, holding.get(key, {}), needles)
+        if found:
+            withheld[key] = found
+            for name in found:
+                rows[name].append(row["_row"])
+    held = {row for found in rows.values() for row in found}
+    return frame.with_columns(
+        *(pl.when(pl.col("_row").is_in(_positions(found))).then(None).otherwise(pl.col(name)).alias(name)
+          for name, found in rows.items() if found),
+        withheld=pl.col("_row").is_in(_positions(held)),
+    ).drop("_row", "_marked")
+
+
+def _positions(rows: Iterable[int]) -> pl.Series:
+    return pl.Series(sorted(rows), dtype=pl.UInt32).implode()
 
 
 def _withheld(row: dict[str, Any], fields: tuple[str, ...], holding: dict[str, set[str]],
@@ -281,10 +343,14 @@ def _decoded(document: str) -> str:
 
 
 def _found(heads: pl.DataFrame, steps: pl.DataFrame, needles: tuple[str, ...]) -> pl.DataFrame:
-    """(episode_id, needle): the runs whose stored text shows a needle as it is (case aside)."""
+    """(episode_id, needle): the runs whose stored text shows a needle as it is (case aside).
+
+    Only rows `_marked` can: a needle shown as it is is one of the strings it looked for."""
     pairs = [pl.DataFrame(schema={"episode_id": pl.Utf8, "needle": pl.Utf8})]
+    marked = [(frame.filter(pl.col("_marked")), fields)
+              for frame, fields in ((heads, RUN_FIELDS), (steps, STEP_FIELDS))]
     for needle in needles:
-        for frame, fields in ((heads, RUN_FIELDS), (steps, STEP_FIELDS)):
+        for frame, fields in marked:
             hit = pl.any_horizontal(pl.col(name).str.to_lowercase().str.contains(needle.lower(), literal=True)
                                     .fill_null(False) for name in fields)
             pairs.append(frame.filter(hit).select("episode_id", needle=pl.lit(needle, pl.Utf8)))
@@ -299,14 +365,14 @@ def _holding(con: duckdb.DuckDBPyConnection, failures: pl.DataFrame | None, foun
     field by field in `_withheld`, so the transcript of thousands of runs is not rebuilt."""
     if failures is None or failures.height == 0:
         return {}
-    from tracelab.suite.locate import leak_fragments
-
     leaks = (failures.filter(pl.col("assertion_type") == "must_not_leak")
              .select("episode_id", needle=pl.col("reason").map_elements(leaked_string, return_dtype=pl.Utf8))
              .drop_nulls().unique().join(found, on=["episode_id", "needle"], how="anti")
              .with_columns(unit_id=pl.lit(0, pl.Int64)))
     if leaks.height == 0:
         return {}
+    from tracelab.suite.locate import leak_fragments  # the suite compiler: only when needed
+
     found = leak_fragments(con, leaks)
     out: dict[tuple[str, int | None], dict[str, set[str]]] = {}
     for row in found.iter_rows(named=True):
@@ -323,7 +389,7 @@ class _shown:
         self.frame = pl.DataFrame({"episode_id": list(dict.fromkeys(episode_ids))}, schema={"episode_id": pl.Utf8})
 
     def __enter__(self) -> None:
-        from tracelab.suite.locate import ArrowStream
+        from tracelab.frames import ArrowStream
 
         self.con.register("show_runs", ArrowStream(self.frame))
 
@@ -347,5 +413,5 @@ def _notice(strings: tuple[str, ...], field: str | None) -> str:
     return f"[{what}: it holds the leaked string{'s' if len(strings) > 1 else ''} {names}]"
 
 
-__all__ = ["Failure", "Run", "Step", "check_leaked_strings", "checked_runs", "leaked_string", "load_runs",
-           "saved_failures", "show_run", "withheld_notice"]
+__all__ = ["Failure", "Run", "RunTable", "Step", "check_leaked_strings", "checked_runs", "leaked_string",
+           "load_runs", "read_runs", "saved_failures", "show_run", "withheld_notice"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from tracelab.errors import Interrupted, StoreError, UsageError, is_interrupt
+from tracelab.errors import Interrupted, StoreError, UsageError, interruptible, is_interrupt
 from tracelab.sqlfiles import load_sql, run_script, sql_dir
 
 if TYPE_CHECKING:
@@ -317,10 +317,12 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         return _open_parquet(target, buckets)
     if not target.exists() and (read_only or not create):
         raise StoreError(f"no store at {target}; run `tracelab ingest` first")
-    if read_only and target.exists():
-        _upgrade_in_place(target, wait)
     con = _connect(target, read_only=read_only, wait=wait)
     try:
+        if read_only and _earlier(con):
+            con.close()
+            _upgrade_in_place(target, wait)
+            con = _connect(target, read_only=True, wait=wait)
         configure_connection(con)
         if not read_only:
             _bootstrap(con, target)
@@ -331,18 +333,21 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
     return Store(target, con, read_only=read_only, parquet=False)
 
 
+def _earlier(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a store opened read-only was written before a table or column existed, and so is
+    upgraded in place before it is read (one connection serves both the look and the reading)."""
+    try:
+        return _stored_version(con) == SCHEMA_VERSION and _needs_upgrade(con)
+    except duckdb.Error:
+        return False  # _check_version reports it
+
+
 def _upgrade_in_place(target: Path, wait: float) -> None:
-    """Upgrade an earlier store before opening it read-only; a no-op for a current one.
+    """Upgrade an earlier store (`_earlier`) before opening it read-only.
 
     Opening read-write only when needed: the check itself runs on a read-only connection,
     so readers of a current store never take the writer's lock.
     """
-    try:
-        with duckdb.connect(str(target), read_only=True) as probe:
-            if _stored_version(probe) != SCHEMA_VERSION or not _needs_upgrade(probe):
-                return
-    except duckdb.Error:
-        return  # the read-only open below reports it
     con = _connect(target, read_only=False, wait=wait)
     try:
         configure_connection(con)
@@ -375,7 +380,7 @@ def _connect(target: Path, *, read_only: bool, wait: float) -> duckdb.DuckDBPyCo
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(target), read_only=read_only)
+            return interruptible(duckdb.connect(str(target), read_only=read_only))
         except duckdb.Error as exc:
             left = deadline - time.monotonic()
             if not _is_lock_error(exc) or left <= 0:
@@ -495,7 +500,7 @@ def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
         raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
     import pyarrow.dataset as ds
 
-    con = duckdb.connect(":memory:")
+    con = interruptible(duckdb.connect(":memory:"))
     try:
         configure_connection(con)
         saved = tuple(t for t in CHECK_TABLES if (folder / t).is_dir())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -198,3 +199,14 @@ def test_ids_that_are_not_strings_quarantine_or_pair_nothing(write_jsonl) -> Non
     [(_, found)] = list(langsmith.episodes(Source(write_jsonl(runs, "runs.jsonl"))))
     assert [(s["kind"], s.get("name")) for s in found["steps"]] == [
         ("tool_call", "search"), ("tool_result", "search")]  # the request is the run's call
+
+
+@pytest.mark.parametrize("calls", [True, 3, "call", {"name": "x"}])
+def test_tool_calls_that_are_not_a_list_hold_no_call(adapt, calls) -> None:
+    # found by the property test above: `tool_calls: true` crashed the run's adapter
+    run = {"id": "r1", "run_type": "llm", "inputs": {"messages": [
+        {"role": "assistant", "content": "hi", "tool_calls": calls,
+         "additional_kwargs": {"tool_calls": calls}}]}}
+    items = adapt(langsmith, json.dumps(run))
+    assert len(items) == 1 and not isinstance(items[0], Quarantined)
+    assert [s["kind"] for s in items[0][1]["steps"]] == ["assistant"]

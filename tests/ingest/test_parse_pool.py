@@ -175,3 +175,66 @@ def test_ctrl_c_while_workers_parse_is_one_line_and_keeps_whole_files(tmp_path):
         stored, files, recorded = opened.sql(
             "SELECT (SELECT count(*) FROM episodes), count(*), coalesce(sum(episodes), 0) FROM sources").row(0)
     assert 0 < stored == recorded == files < 200  # whole files only, each with its sources row
+
+
+KILLED = textwrap.dedent("""
+    import os, sys, time
+    import tracelab.ingest as ingest
+    import tracelab.parse_pool as parse_pool
+    from tracelab.cli import main
+
+    parse_pool.POOL_AFTER_BYTES = 0
+    parse_pool.JOB_FILES = 5
+    ingest.BATCH_RECORDS = 20
+    real = ingest.run_script
+    seen = []
+
+    def stalling(con, name, params=None):
+        if name == "ingest/insert":
+            seen.append(name)
+            if len(seen) == 2:
+                print("killing", flush=True)
+                time.sleep(60)  # killed here, the workers busy with the jobs ahead
+        return real(con, name, params)
+
+    ingest.run_script = stalling
+    main(sys.argv[1:])
+""")
+
+
+def _marked(mark: str) -> list[int]:
+    """The processes whose environment holds `mark`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc to find the workers")
+def test_workers_end_when_the_ingest_is_killed(tmp_path):
+    import time
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for i in range(300):
+        (folder / f"run-{i:03d}.jsonl").write_text(json.dumps(run(i)) + "\n")
+    mark = f"TRACELAB_TEST_MARK={tmp_path.name}"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, "ingest", str(folder), "--store", str(tmp_path / "s.duckdb"),
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TRACELAB_WORKERS": "2", "TRACELAB_TEST_MARK": tmp_path.name})
+    try:
+        assert proc.stdout.readline() == "killing\n"
+        assert len(_marked(mark)) >= 3  # the ingest, the fork server and its workers
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while _marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _marked(mark) == []  # no worker (or fork server) is left behind
+    finally:
+        proc.kill()

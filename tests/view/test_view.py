@@ -82,3 +82,71 @@ def test_an_unwritable_output_is_one_line(sample_store, tmp_path):
     store, _ = sample_store
     code, _, err = run_cli("view", "--store", str(store), "-o", str(tmp_path / "missing" / "r.html"))
     assert code == 2 and "cannot write the report" in err and "Traceback" not in err
+
+
+def test_each_step_shows_what_it_holds_clipped_or_withheld():
+    # the report's steps are written set-wise: every case the timeline draws, on one hand-made run
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from tracelab.show import Failure, RunTable, withheld_notice
+    from tracelab.view.html import CLIP, _runs
+
+    heads = pl.DataFrame({"episode_id": ["r1"], "agent": ["bot"], "agent_version": [None], "model": ["m"],
+                          "case_id": ["c"], "termination": ["completed"], "reward": [0.5], "n_steps": [5],
+                          "input": ["hi"], "output": [None], "error": ["y" * (CLIP + 1)], "withheld": [True]},
+                         schema_overrides={"n_steps": pl.Int32})
+    steps = pl.DataFrame({
+        "episode_id": ["r1"] * 5, "idx": [0, 1, 2, 3, 4],
+        "kind": ["user", "tool_call", "tool_result", "assistant", "tool_call"],
+        "name": [None, "lookup", None, "", None], "call_id": [None] * 5,
+        "text": ["x" * CLIP, "why", None, "", None], "error": [None, None, "e" * (CLIP + 5), None, None],
+        "data": [None, '{"a":1}', '{"r":2}', '{"d":3}', None], "status": [None, "ok", "error", None, None],
+        "effect": [None, "read", None, None, None], "duration_ms": [None] * 5,
+        "withheld": [False, False, False, False, True]},
+        schema_overrides={"idx": pl.Int32, "duration_ms": pl.Float64, "call_id": pl.Utf8})
+    leak = Failure("c", "must_not_leak[0]", "must_not_leak", 'LEAKED "s3cret"', 4)
+    whole = Failure("c", "tools_called[0]", "tools_called", None, None)
+    elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
+    table = RunTable(heads, steps, {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)},
+                                    ("r1", None): {"output": ("s3cret",)}},
+                     {"r1": (leak, whole, elsewhere)})
+    data = json.loads(_runs(SimpleNamespace(runs=table)))
+    s = data["s"]
+
+    def text(value):
+        if isinstance(value, int):
+            return s[value]
+        if isinstance(value, list):
+            return [text(v) for v in value]
+        return {k: s[v] if k == "w" else v for k, v in value.items()} if isinstance(value, dict) else value
+
+    run = data["runs"]["r1"]
+    assert text(run["head"]) == [["agent", "bot"], ["version", None], ["model", "m"], ["case", "c"],
+                                 ["termination", "completed"], ["reward", "0.5"], ["steps", "5"]]
+    assert text(run["whole"]) == [["tools_called[0]", None]]
+    assert text(run["tail"]) == [["output", [{"w": withheld_notice(["s3cret"], "output")}]],
+                                 ["error", ["y" * CLIP, {"c": 1}]]]
+    assert [[idx, *(text(v) for v in values), failures and text(failures)]
+            for idx, *values, failures in run["steps"]] == [
+        [0, "user", None, None, None, ["x" * CLIP], 0],  # exactly CLIP characters: not clipped
+        [1, "tool_call", "lookup", "ok", "read", ['{"a":1}', "why"], 0],  # a call: its args, then its text
+        [2, "tool_result", None, "error", None, ['{"r":2}', {"e": 1}, "e" * CLIP, {"c": 5}], 0],
+        [3, "assistant", "", None, None, [], 0],  # an empty text shows nothing (not the data)
+        [4, "tool_call", withheld_notice(["s3cret"], "name"), None, None,
+         [{"w": withheld_notice(["s3cret"], "data")}], [["must_not_leak[0]", 'LEAKED "s3cret"']]],
+    ]
+    assert sorted(s) == sorted(set(s))  # each text once
+
+
+def test_view_never_imports_the_suite_compiler(sample_store):
+    # the report reads a saved check: the suite compiler (a quarter second of imports) is not needed
+    import subprocess
+    import sys
+
+    store, _ = sample_store
+    code = ("import sys\nfrom tracelab.view import build_report\n"
+            f"build_report({str(store)!r})\nprint(sorted(m for m in sys.modules if m.startswith('tracelab.suite')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

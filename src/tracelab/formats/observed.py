@@ -52,10 +52,15 @@ def message(value: Any) -> Message | None:
         text, parts = content_text(body.get("content"), "content")
     except ValueError:
         text, parts = None, [body.get("content")]
-    calls = [_call(c) for c in body.get("tool_calls") or [] if isinstance(c, dict)]
+    calls = _calls(body.get("tool_calls"))
     if not calls and isinstance(body.get("additional_kwargs"), dict):
-        calls = [_call(c) for c in body["additional_kwargs"].get("tool_calls") or [] if isinstance(c, dict)]
+        calls = _calls(body["additional_kwargs"].get("tool_calls"))
     return Message(role, text, parts, calls)
+
+
+def _calls(value: Any) -> list[Record]:
+    """The tool calls of a message's `tool_calls`: the objects of a list (anything else holds none)."""
+    return [_call(c) for c in value if isinstance(c, dict)] if isinstance(value, list) else []
 
 
 def messages(value: Any) -> list[Message]:

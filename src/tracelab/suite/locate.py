@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tracelab.frames import ArrowStream
 from tracelab.sqlfiles import load_sql, run_script
 
 if TYPE_CHECKING:
@@ -20,18 +21,6 @@ from tracelab.suite.results import STEP_IDX
 
 _LEAK_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "needle": pl.Utf8}
 _FOUND_SCHEMA = {**_LEAK_SCHEMA, "step_idx": STEP_IDX, "origin": pl.Utf8, "rank": pl.Int64}
-
-
-class ArrowStream:
-    """A Polars frame as DuckDB scans it, through the Arrow PyCapsule interface (registering the
-    frame itself would go through pyarrow, whose import alone costs a command a few tenths of a
-    second)."""
-
-    def __init__(self, frame: pl.DataFrame) -> None:
-        self.frame = frame
-
-    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self.frame.__arrow_c_stream__(requested_schema)
 
 
 def leak_fragments(con: duckdb.DuckDBPyConnection, leaks: pl.DataFrame) -> pl.DataFrame:

@@ -13,15 +13,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from tracelab.errors import UsageError
-from tracelab.sqlfiles import load_sql
+from tracelab.sqlfiles import load_sql, run_script
 
 if TYPE_CHECKING:
     import duckdb
 
-    from tracelab.show import Run
+    from tracelab.show import RunTable
     from tracelab.store import Store
 
 MAX_RUNS = 50
@@ -97,7 +95,8 @@ class Report:
     store: str
     max_runs: int
     cases: tuple[CaseRow, ...]
-    runs: dict[str, Run]
+    runs: RunTable
+    """The failing runs the file holds, with their steps."""
     summary: dict[str, int] = field(default_factory=dict)
     verdicts_saved: bool = True
     """False for a check saved before case verdicts were: a case then counts as failed when a run failed."""
@@ -112,7 +111,7 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         StoreError: the store cannot be opened.
     """
     from tracelab.saved import failed_cases, resolve_run
-    from tracelab.show import check_leaked_strings, load_runs, saved_failures
+    from tracelab.show import check_leaked_strings, read_runs, saved_failures
     from tracelab.store import Store, open_store
 
     if not isinstance(store, Store):
@@ -122,26 +121,31 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     run_id = resolve_run(con, run_id)[0]
     params = {"run": run_id}
     head = _rows(con, "check_run", params)[0]
-    counts = {r["case_id"]: r for r in _rows(con, "cases", params)}
     failed = failed_cases(con, run_id)
-    assertions = _frame(con, "assertions", params)
-    shown = _frame(con, "failing_runs", {**params, "max_runs": max_runs})
-    reasons = _frame(con, "reasons", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
-    episode_ids = shown["episode_id"].unique(maintain_order=True).to_list()
+    assertions = _rows(con, "assertions", params)
+    reasons = _rows(con, "reasons", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
+    run_script(con, "view/case_runs", params)
+    try:
+        counts = {r["case_id"]: r for r in _rows(con, "cases", {})}
+        shown = _rows(con, "failing_runs", {"max_runs": max_runs})
+        runs_summary = _rows(con, "summary", {})[0]
+    finally:
+        run_script(con, "view/cleanup")
+    episode_ids = list(dict.fromkeys(r["episode_id"] for r in shown))
     failures = saved_failures(con, run_id, episode_ids)
-    runs = load_runs(con, episode_ids, failures=failures, needles=check_leaked_strings(con, run_id),
+    runs = read_runs(con, episode_ids, failures=failures, needles=check_leaked_strings(con, run_id),
                      check_run_id=run_id, checked=episode_ids)
-    case_ids = list(head["cases"] or []) or list(dict.fromkeys(assertions["case_id"].to_list()))
-    by_case = {name: _parts(frame, "case_id") for name, frame in
-               (("assertions", assertions), ("shown", shown), ("reasons", reasons), ("failures", failures))}
-    cases = [_case(case_id, counts.get(case_id), failed,
-                   *(by_case[name].get(case_id, empty[:0]) for name, empty in
-                     (("assertions", assertions), ("shown", shown), ("reasons", reasons), ("failures", failures))))
-             for case_id in case_ids]
+    case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
+    by_case: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name, rows in (("assertions", assertions), ("shown", shown), ("reasons", reasons),
+                       ("failures", failures.to_dicts())):
+        for row in rows:
+            by_case.setdefault(row["case_id"], {}).setdefault(name, []).append(row)
+    cases = [_case(case_id, counts.get(case_id), failed, by_case.get(case_id, {})) for case_id in case_ids]
     cases.sort(key=lambda c: (c.passed, not c.permission))  # failing first, permission failures first
     return Report(run_id=run_id, suite=head["suite"], started_at=head["started_at"],
                   elapsed_ms=head["elapsed_ms"], store=str(store.path), max_runs=max_runs,
-                  cases=tuple(cases), runs=runs, summary=_summary(con, run_id, cases),
+                  cases=tuple(cases), runs=runs, summary=_summary(runs_summary, assertions, cases),
                   verdicts_saved=failed is not None)
 
 
@@ -168,45 +172,43 @@ def write_report(report: Report, output: str | os.PathLike[str]) -> int:
     return len(data)
 
 
-def _case(case_id: str, counts: dict[str, Any] | None, failed: list[str] | None, assertions: pl.DataFrame,
-          shown: pl.DataFrame, reasons: pl.DataFrame, failures: pl.DataFrame) -> CaseRow:
-    mine = shown
-    failing = {key: list(frame["episode_id"]) for key, frame in _parts(failures, "assertion_id").items()}
+def _case(case_id: str, counts: dict[str, Any] | None, failed: list[str] | None,
+          rows: dict[str, list[dict[str, Any]]]) -> CaseRow:
+    """A case from its rows of each query (`assertions`, `shown`, `reasons`, `failures`)."""
+    failing: dict[str, list[str]] = {}
+    for r in rows.get("failures", ()):
+        failing.setdefault(r["assertion_id"], []).append(r["episode_id"])
     why: dict[str, list[Reason]] = {}
-    for r in reasons.sort("runs", descending=True).iter_rows(named=True):
+    for r in rows.get("reasons", ()):  # most frequent first
         why.setdefault(r["assertion_id"], []).append(Reason(r["reason"], r["runs"], tuple(r["sample"])))
-    rows = []
-    for a in assertions.iter_rows(named=True):
-        rows.append(AssertionRow(
-            a["assertion_id"], a["assertion_type"], a["runs"], a["passed"], a["yes"], a["no"], a["unknown"],
-            failing_runs=tuple(failing.get(a["assertion_id"], ())), reasons=tuple(why.get(a["assertion_id"], ()))))
+    assertions = tuple(
+        AssertionRow(a["assertion_id"], a["assertion_type"], a["runs"], a["passed"], a["yes"], a["no"], a["unknown"],
+                     failing_runs=tuple(failing.get(a["assertion_id"], ())),
+                     reasons=tuple(why.get(a["assertion_id"], ())))
+        for a in rows.get("assertions", ()))
+    shown = rows.get("shown", [])
     runs = counts["runs"] if counts else 0
     runs_passed = counts["runs_passed"] if counts else 0
     permission = bool(counts and counts["permission"])
     passed = case_id not in failed if failed is not None else (runs > 0 and runs_passed == runs)
     return CaseRow(case_id, runs, runs_passed, int(counts["failed"]) if counts else 0, passed, permission,
-                   tuple(rows), tuple(mine["episode_id"]), int(mine["total"][0]) if mine.height else 0)
+                   assertions, tuple(r["episode_id"] for r in shown), int(shown[0]["total"]) if shown else 0)
 
 
-def _parts(frame: pl.DataFrame, column: str) -> dict[str, pl.DataFrame]:
-    """`frame` split by the values of `column` (one pass, not a filter per value)."""
-    return {key[0]: part for key, part in frame.partition_by(column, as_dict=True, maintain_order=True).items()}
-
-
-def _summary(con: duckdb.DuckDBPyConnection, run_id: str, cases: list[CaseRow]) -> dict[str, int]:
-    row = con.execute(load_sql("view/summary"), {"run": run_id}).fetchall()[0]
-    runs, runs_passed, results, failed, yes, no, unknown = (int(v or 0) for v in row)
-    return {"cases": len(cases), "cases_passed": sum(c.passed for c in cases), "runs": runs,
-            "runs_passed": runs_passed, "results": results, "failed": failed, "yes": yes, "no": no,
-            "unknown": unknown}
-
-
-def _frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> pl.DataFrame:
-    return pl.DataFrame(con.sql(load_sql(f"view/{name}"), params=params))
+def _summary(runs: dict[str, Any], assertions: list[dict[str, Any]], cases: list[CaseRow]) -> dict[str, int]:
+    """The report's summary: cases from `cases`, runs from sql/view/summary.sql, results summed
+    over every assertion's row."""
+    total = {name: sum(int(a[name]) for a in assertions) for name in ("runs", "failed", "yes", "no", "unknown")}
+    return {"cases": len(cases), "cases_passed": sum(c.passed for c in cases), "runs": int(runs["runs"]),
+            "runs_passed": int(runs["runs_passed"] or 0), "results": total["runs"], "failed": total["failed"],
+            "yes": total["yes"], "no": total["no"], "unknown": total["unknown"]}
 
 
 def _rows(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    return _frame(con, name, params).to_dicts()
+    """The rows of sql/view/<name>.sql, as dicts (a few hundred at most: no frame needed)."""
+    cursor = con.execute(load_sql(f"view/{name}"), params or None)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 __all__ = ["MAX_RUNS", "AssertionRow", "CaseRow", "Reason", "Report", "build_report", "write_report"]

@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from tracelab.show import Run, Step
+    from collections.abc import Callable
+
+    import polars as pl
+
+    from tracelab.show import Failure, RunTable
     from tracelab.view import AssertionRow, CaseRow, Report
 
 CLIP = 240
@@ -42,7 +46,7 @@ def render_html(report: Report) -> str:
         _summary(report), _cases(report), _matrix(report),
         '<section id="s-run"><h2>Run</h2><div id="run-view"></div></section>',
         "</main>",
-        f'<script type="application/json" id="tl-runs">{_json(_runs(report))}</script>',
+        f'<script type="application/json" id="tl-runs">{_script_safe(_runs(report))}</script>',
         f"<script>{_asset('report.js')}</script></body></html>\n",
     ]
     return "".join(parts)
@@ -53,11 +57,8 @@ def _asset(name: str) -> str:
     return files("tracelab.view").joinpath(name).read_text(encoding="utf-8")
 
 
-def _json(value: Any) -> str:
-    """JSON safe inside a <script> element: no `<`, `>` or `&` that could end or open a tag."""
-    import orjson
-
-    text = orjson.dumps(value).decode()
+def _script_safe(text: str) -> str:
+    """JSON text safe inside a <script> element: no `<`, `>` or `&` that could end or open a tag."""
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -187,67 +188,152 @@ def _shade(share: float | None) -> str:
     return f"hsl(140,55%,{light}%)"
 
 
-class _Strings:
-    """A string table: each distinct text once in the file, steps refer to it by position
-    (system prompts, tool names and reasons repeat across thousands of steps)."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-
-    def __call__(self, value: str | None) -> int | None:
-        if value is None:
-            return None
-        found = self.index.get(value)
-        if found is None:
-            found = self.index[value] = len(self.index)
-        return found
-
-    @property
-    def table(self) -> list[str]:
-        return list(self.index)
+_NOTICED = ("data", "text", "error")
+"""A step's content fields, in the order their withheld notices come."""
+_TEXTS = ("sent", "said", "error")
+"""What a step shows: what the agent sent (a call's args), what the step says (a call's text,
+else a message's text or a result's payload), and its error."""
+_LAST = 1 << 30
+"""Where a step's kind, status and effect come among its strings: after all its failures'."""
 
 
-def _runs(report: Report) -> dict[str, Any]:
-    """The runs as the script reads them: {"s": [strings], "runs": {id: run}}; every text of a
-    run is a position in "s" (see report.js)."""
-    s = _Strings()
-    runs = {episode_id: _run(run, s) for episode_id, run in report.runs.items()}
-    return {"s": s.table, "runs": runs}
+def _runs(report: Report) -> str:
+    """The runs as the script reads them, as JSON: {"s": [strings], "runs": {id: run}}; every
+    text of a run is a position in "s", numbered in order of first use (see report.js).
+
+    Steps are done set-wise: their texts picked and clipped, their strings numbered and their
+    JSON formatted for all steps at once (`_step_frames`, `_step_json`); a loop over the runs
+    does each run's own few fields (`_own`)."""
+    import orjson
+    import polars as pl
+
+    table = report.runs
+    owners = [(head, table.withheld.get((head["episode_id"], None), {}), table.failures.get(head["episode_id"], ()))
+              for head in table.heads.iter_rows(named=True)]
+    own: dict[str, list[Any]] = {"run": [], "value": []}  # each run's own texts, in order of use
+    for run, owner in enumerate(owners):
+        def use(value: str, run: int = run) -> None:
+            own["run"].append(run)
+            own["value"].append(value)
+
+        _own(*owner, use)
+    steps, failures = _step_frames(table, {head["episode_id"]: run for run, (head, _, _) in enumerate(owners)})
+    used = pl.concat([
+        pl.DataFrame(own, schema={"run": pl.Int64, "value": pl.Utf8})
+        .select("run", step=pl.lit(-1, pl.Int64), slot=pl.int_range(pl.len(), dtype=pl.Int64), value="value"),
+        steps.select("run", "step", pl.col(r"^\d+$"))
+        .unpivot(index=["run", "step"], variable_name="slot", value_name="value")
+        .select("run", "step", pl.col("slot").cast(pl.Int64), "value"),
+        failures.select("run", "step", "slot", value="assertion"),
+        failures.select("run", "step", pl.col("slot") + 1, value="reason"),
+    ]).drop_nulls("value").sort("run", "step", "slot", maintain_order=True)
+    strings = used.unique("value", keep="first", maintain_order=True)["value"]
+    index = dict(zip(strings.to_list(), range(len(strings)), strict=True))
+    by_run = dict(_step_json(steps, failures, strings).iter_rows())
+    text = [b'{"s":', orjson.dumps(strings.to_list()), b',"runs":{']
+    for run, owner in enumerate(owners):
+        head, whole, tail = _own(*owner, index.__getitem__)
+        text += [b"," if run else b"", orjson.dumps(owner[0]["episode_id"]), b':{"head":', orjson.dumps(head),
+                 b',"whole":', orjson.dumps(whole), b',"steps":[', by_run.get(run, "").encode(),
+                 b'],"tail":', orjson.dumps(tail), b"}"]
+    return b"".join([*text, b"}}"]).decode()
 
 
-def _run(run: Run, s: _Strings) -> dict[str, Any]:
-    reward = None if run.reward is None else f"{run.reward:g}"
-    head = [[s("agent"), s(run.agent)], [s("version"), s(run.agent_version)], [s("model"), s(run.model)],
-            [s("case"), s(run.case_id)], [s("termination"), s(run.termination)], [s("reward"), s(reward)],
-            [s("steps"), s(str(run.n_steps))]]
+def _own(head: dict[str, Any], withheld: dict[str, tuple[str, ...]], failures: tuple[Failure, ...],
+         s: Callable[[str], Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """A run's header, its failures as a whole, and its output and error, each text numbered by `s`
+    in the order the file numbers them (None stays None)."""
+    def n(value: str | None) -> Any:
+        return None if value is None else s(value)
+
+    reward = None if head["reward"] is None else f"{head['reward']:g}"
+    rows = [[n(label), n(value)] for label, value in (
+        ("agent", head["agent"]), ("version", head["agent_version"]), ("model", head["model"]),
+        ("case", head["case_id"]), ("termination", head["termination"]), ("reward", reward),
+        ("steps", str(head["n_steps"])))]
     tail = []
     for name in ("output", "error"):
-        if name in run.withheld:
-            tail.append([s(name), [{"w": s(_notice(run.withheld[name], name))}]])
-        elif getattr(run, name):
-            tail.append([s(name), _clip(getattr(run, name), s)])
-    return {"head": head, "whole": [[s(f.assertion_id), s(f.reason)] for f in run.run_failures],
-            "steps": [_step(step, s) for step in run.steps], "tail": tail}
+        value = head[name]
+        if name in withheld:
+            tail.append([n(name), [{"w": n(_notice(withheld[name], name))}]])
+        elif value:
+            label, clipped = n(name), [n(value[:CLIP])]
+            tail.append([label, clipped if len(value) <= CLIP else [*clipped, {"c": len(value) - CLIP}]])
+    whole = [[n(f.assertion_id), n(f.reason)] for f in failures if f.step_idx is None]
+    return rows, whole, tail
 
 
-def _step(step: Step, s: _Strings) -> list[Any]:
-    parts: list[Any] = [{"w": s(_notice(step.withheld[name], name))} for name in ("data", "text", "error")
-                        if name in step.withheld] if step.withheld else []
-    shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
-    for value in shown:
-        if value:
-            parts += _clip(value, s)
-    if step.error:
-        parts += [{"e": 1}, *_clip(step.error, s)]
-    name = s(_notice(step.withheld["name"], "name")) if "name" in step.withheld else s(step.name)
-    failures = [[s(f.assertion_id), s(f.reason)] for f in step.failures] if step.failures else 0
-    return [step.idx, s(step.kind), name, s(step.status), s(step.effect), parts, failures]
+def _step_frames(table: RunTable, runs: dict[str, int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every step's strings, a column each named by its place in the step's order of use (the
+    notices of withheld fields, the texts shown, the tool, then failures, then `_LAST`...), with
+    the step's `run` (the run's position in the file), its position (`step`) and how many
+    characters clipping left out of each text (`more_<text>`); and the failures at each step
+    (`slot`: the place of the assertion's name, its reason's next).
+
+    A withheld field is None already (`show.RunTable`): its notice comes instead."""
+    import polars as pl
+
+    fields = (*_NOTICED, "name")
+    notices = pl.DataFrame(
+        [(run, idx, *(_notice(held[name], name) if name in held else None for name in fields))
+         for (run, idx), held in table.withheld.items() if idx is not None],
+        schema={"episode_id": pl.Utf8, "idx": table.steps.schema["idx"], **{f"w_{name}": pl.Utf8 for name in fields}},
+        orient="row")
+    call = pl.col("kind").is_in(["tool_call", "confirmation"])
+    texts = {"sent": pl.when(call).then(pl.col("data")),
+             "said": pl.when(call).then(pl.col("text")).otherwise(pl.coalesce("text", "data")),
+             "error": pl.col("error")}
+    columns = {str(slot): pl.col(f"w_{name}") for slot, name in enumerate(_NOTICED)}
+    for position, (name, value) in enumerate(texts.items()):
+        shown = pl.when(value != "").then(value)  # an empty text shows nothing
+        columns[str(len(_NOTICED) + position)] = shown.str.slice(0, CLIP)
+        more = shown.str.len_chars().cast(pl.Int64) - CLIP
+        columns[f"more_{name}"] = pl.when(more > 0).then(more)
+    columns |= {"6": pl.coalesce("w_name", "name"), str(_LAST): pl.col("kind"),
+                str(_LAST + 1): pl.col("status"), str(_LAST + 2): pl.col("effect")}
+    steps = (table.steps.join(notices, on=["episode_id", "idx"], how="left", maintain_order="left")
+             .select("episode_id", "idx", step=pl.int_range(pl.len(), dtype=pl.Int64),
+                     run=pl.col("episode_id").replace_strict(runs, default=None, return_dtype=pl.Int64), **columns)
+             .drop_nulls("run"))  # a step is shown with its run's header, never without
+    failed = [(run, f.step_idx, 7 + 2 * k, f.assertion_id, f.reason) for run, found in table.failures.items()
+              for k, f in enumerate(f for f in found if f.step_idx is not None)]
+    failures = pl.DataFrame(failed, schema={"episode_id": pl.Utf8, "idx": pl.Int64, "slot": pl.Int64,
+                                            "assertion": pl.Utf8, "reason": pl.Utf8}, orient="row")
+    failures = failures.join(steps.select("episode_id", pl.col("idx").cast(pl.Int64), "run", "step"),
+                             on=["episode_id", "idx"], maintain_order="left")
+    return steps, failures
 
 
-def _clip(value: str, s: _Strings) -> list[Any]:
-    if len(value) <= CLIP:
-        return [s(value)]
-    return [s(value[:CLIP]), {"c": len(value) - CLIP}]
+def _step_json(steps: pl.DataFrame, failures: pl.DataFrame, strings: pl.Series) -> pl.DataFrame:
+    """(run, the JSON of its steps, comma-separated), a step being
+    [idx, kind, tool, status, effect, [content parts], [[assertion, reason], ...] or 0]."""
+    import polars as pl
+
+    numbers = pl.Series(range(len(strings)), dtype=pl.Int64)
+
+    def number(column: str) -> pl.Expr:
+        return pl.col(column).replace_strict(strings, numbers, default=None).cast(pl.Utf8)
+
+    def field(column: str) -> pl.Expr:
+        return number(column).fill_null("null")
+
+    parts = [pl.format('{{"w":{}}}', number(str(slot))) for slot in range(len(_NOTICED))]
+    for position, name in enumerate(_TEXTS):
+        text = str(len(_NOTICED) + position)
+        clipped = pl.concat_str([number(text), pl.format('{{"c":{}}}', f"more_{name}")], separator=",",
+                                ignore_nulls=True)
+        if name == "error":
+            clipped = pl.concat_str([pl.lit('{"e":1}'), clipped], separator=",")
+        parts.append(pl.when(pl.col(text).is_not_null()).then(clipped))
+    failed = (failures.sort("step", "slot", maintain_order=True)
+              .group_by("step", maintain_order=True)
+              .agg(failed=pl.format("[{},{}]", field("assertion"), field("reason")).str.join(","))
+              .select("step", failed=pl.format("[{}]", "failed")))
+    step = pl.format("[{},{},{},{},{},[{}],{}]", pl.col("idx").cast(pl.Utf8), field(str(_LAST)), field("6"),
+                     field(str(_LAST + 1)), field(str(_LAST + 2)),
+                     pl.concat_str(parts, separator=",", ignore_nulls=True), pl.col("failed").fill_null("0"))
+    return (steps.join(failed, on="step", how="left", maintain_order="left")
+            .group_by("run", maintain_order=True).agg(step.str.join(",")))
 
 
 def _notice(strings: tuple[str, ...], field: str) -> str:
