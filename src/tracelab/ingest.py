@@ -533,8 +533,10 @@ class _Writer:
     """The main thread's work: stage each batch on `scratch`, write its rows through `con`."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, scratch: duckdb.DuckDBPyConnection,
-                 replace: bool, progress: Callable[[FileReport, int], None] | None) -> None:
+                 replace: bool, progress: Callable[[FileReport, int], None] | None,
+                 before_write: Callable[[], None] | None = None) -> None:
         self.con = con
+        self.before_write = before_write
         self.scratch = scratch
         self.replace = replace
         self.progress = progress
@@ -574,6 +576,9 @@ class _Writer:
             self._write(unit)
 
     def _write(self, batch: _Batch) -> None:
+        if self.before_write is not None:
+            self.before_write()
+            self.before_write = None
         if not self.in_txn:
             self.con.begin()
             self.in_txn = True
@@ -906,6 +911,7 @@ def ingest_paths(
     replace: bool = False,
     progress: Callable[[FileReport, int], None] | None = None,
     workers: int = 0,
+    before_write: Callable[[], None] | None = None,
 ) -> IngestReport:
     """Ingest files, folders and globs into the store behind `con`; each file wholly or not at all.
 
@@ -922,6 +928,8 @@ def ingest_paths(
             (`TRACELAB_WORKERS`). A library caller that asks for workers must run from a script
             whose top-level code is under ``if __name__ == "__main__":``, as with any
             `multiprocessing` code: a worker imports the caller's main module.
+        before_write: called once, before the first write into the store (`Store.verify`); an
+            ingest that writes nothing (every file already ingested) never calls it.
 
     Returns:
         The per-file reports, in input order. A file that cannot be read to its end, or that
@@ -936,10 +944,9 @@ def ingest_paths(
     inputs = scan_inputs(paths)
     forced = None if format == "auto" else get_format(format).name
     parser = ParsePool(forced, workers)
-    run_script(con, "ingest/sources_stat")
     with _staging_connection(con) as scratch, _collector_paused():
         lookup = interruptible(con.cursor())
-        writer = _Writer(con, scratch, replace, progress)
+        writer = _Writer(con, scratch, replace, progress, before_write)
         reader = _Reader(lookup, inputs, forced, replace, parser)
         try:
             for unit in _in_background(reader.units()):

@@ -36,6 +36,7 @@ VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
 ADDED_TABLES = frozenset({"tool_effects"})
 """Tables an earlier store or export may lack (sql/schema/<table>.sql): read as empty."""
 ADDED_COLUMNS = {
+    "sources": {"file_size": "BIGINT", "file_mtime_ns": "BIGINT"},
     "tool_calls": {"effect_source": "VARCHAR"},
     "tool_definitions": {"annotations": "JSON"},
     "check_results": {"step_idx": "INTEGER"},
@@ -85,8 +86,15 @@ class Store:
         if self.read_only:
             kind = "a Parquet store" if self.parquet else "a store opened read-only"
             raise StoreError(f"{self.path}: {kind} is read-only; ingest into a DuckDB file store")
-        self.verify()
-        return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress, workers=workers)
+        try:
+            # the store is verified before the first write, not up front: a re-run that finds
+            # every file already ingested writes nothing and reads only `sources`
+            return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress,
+                                workers=workers, before_write=self.verify)
+        except duckdb.Error as exc:
+            if is_damage(exc):  # met while looking files up in `sources`
+                raise damaged_store_error(exc, self.path) from None
+            raise
 
     @property
     def effects(self) -> Effects:

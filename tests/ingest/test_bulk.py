@@ -355,3 +355,22 @@ def test_an_interrupt_rolls_back_the_open_batch_and_says_what_was_done(store, tm
     assert store.sql("SELECT count(*) FROM episodes").item() == 4
     assert store.sql("SELECT count(*) FROM sources").item() == 4
     assert store.sql("SELECT count(*) FROM steps").item() == 12
+
+
+def test_the_store_is_verified_before_the_first_write_only(tmp_path, monkeypatch):
+    """A re-run that finds every file ingested writes nothing, so it does not scan the store
+    (`Store.verify` costs one scan of everything stored); an ingest that writes verifies once."""
+    from tracelab.store import Store
+
+    folder = runs_folder(tmp_path / "runs", 30)
+    verified: list[int] = []
+    real = Store.verify
+    monkeypatch.setattr(Store, "verify", lambda self: (verified.append(1), real(self))[1])
+    with open_store(tmp_path / "s.duckdb") as store:
+        assert store.ingest([folder]).added == 30
+        assert verified == [1]
+        assert store.ingest([folder]).count("already-ingested") == 30
+        assert verified == [1]
+        write(folder / "new" / "run.jsonl", episode("fresh", {"kind": "user", "text": "hi"}))
+        assert store.ingest([folder]).added == 1
+        assert verified == [1, 1]
