@@ -37,7 +37,7 @@ def reference(steps: list[dict]) -> list[tuple[int, int | None]]:
     return [(i, paired.get(i)) for i, s in enumerate(steps) if s["kind"] == "tool_call"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(step, max_size=8), min_size=1, max_size=6))
 def test_stored_pairs_follow_the_sequential_rule(tmp_path_factory, episodes):
     folder = tmp_path_factory.mktemp("pairs")
