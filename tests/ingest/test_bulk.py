@@ -374,3 +374,34 @@ def test_the_store_is_verified_before_the_first_write_only(tmp_path, monkeypatch
         write(folder / "new" / "run.jsonl", episode("fresh", {"kind": "user", "text": "hi"}))
         assert store.ingest([folder]).added == 1
         assert verified == [1, 1]
+
+
+def test_a_file_named_twice_is_known_twice_on_a_rerun(store, tmp_path, monkeypatch):
+    folder = runs_folder(tmp_path / "runs", 3)
+    one = sorted(folder.rglob("*.jsonl"))[1]
+    store.ingest([folder])
+    monkeypatch.setattr(Source, "_load", lambda self: pytest.fail("a recorded file was read again"))
+
+    again = store.ingest([one, folder, one])
+
+    assert [f.status for f in again.files] == ["already-ingested"] * 5
+    assert [f.path for f in again.files].count(str(one)) == 3
+    assert again.skipped == 5
+
+
+def test_a_rerun_of_recorded_files_imports_neither_pyarrow_nor_pandas(tmp_path):
+    """The look-ups bind plain lists: a re-run over a folder already ingested never imports
+    pyarrow (0.2 s) nor the pandas DuckDB looks for once pyarrow is loaded (0.5 s), a third of
+    a re-run's time at 100k files."""
+    folder = runs_folder(tmp_path / "runs", 20)
+    db = tmp_path / "s.duckdb"
+    with open_store(db) as store:
+        store.ingest([folder])
+    script = (
+        "import sys\n"
+        "from tracelab.store import open_store\n"
+        f"with open_store({str(db)!r}) as store:\n"
+        f"    report = store.ingest([{str(folder)!r}])\n"
+        "print(report.count('already-ingested'), 'pyarrow' in sys.modules, 'pandas' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["20", "False", "False"]

@@ -12,8 +12,6 @@ from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tracelab.ingest import FileReport, IngestReport, Input
     from tracelab.store import Store
 
@@ -109,9 +107,9 @@ def _run_with_progress(store: Store, inputs: list[Input], fmt: str, replace: boo
                             progress=lambda _report, size: bar.advance(task, size))
 
 
-def _size(path: Path) -> int:
+def _size(path: str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except OSError:
         return 0
 

@@ -361,10 +361,10 @@ def _inputs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str | No
             continue
         for item in scan_inputs([local]):
             try:
-                size = item.path.stat().st_size if item.skip is None else 0
+                size = os.stat(item.path).st_size if item.skip is None else 0
             except OSError:
                 size = 0  # the task reports it as it cannot read it
-            out.append((str(item.path), item.skip, size))
+            out.append((item.path, item.skip, size))
     return out
 
 

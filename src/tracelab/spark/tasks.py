@@ -100,7 +100,7 @@ def _local_copies(files: Sequence[Sequence[str | None]], folder: Path
     for no, (name, skip) in enumerate(files):
         assert name is not None
         if not is_remote(name):
-            local.append(Input(Path(name), skip))
+            local.append(Input(name, skip))
             continue
         target = folder / str(no) / name.rstrip("/").rsplit("/", 1)[-1]
         target.parent.mkdir(parents=True)
@@ -110,7 +110,7 @@ def _local_copies(files: Sequence[Sequence[str | None]], folder: Path
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             unread.append((no, FileReport(name, status="failed", message=f"{name}: cannot be read ({first})")))
             continue
-        local.append(Input(target))
+        local.append(Input(str(target)))
         urls[str(target)] = name
     return local, urls, unread
 
