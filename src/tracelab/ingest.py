@@ -685,8 +685,10 @@ class _Writer:
         done = [r for r in self.reports if r.status != "loading"]
         loaded = sum(1 for r in done if r.status == "loaded")
         added = sum(r.added for r in done if r.status == "loaded")
+        left = total - len(done)
+        rest = "the other file was not loaded" if left == 1 else f"the other {left:,} were not loaded"
         return Interrupted(f"interrupted: {len(done):,} of {total:,} files done ({loaded:,} loaded, "
-                           f"{added:,} episodes added); the other {total - len(done):,} were not loaded")
+                           f"{added:,} episode{'' if added == 1 else 's'} added); {rest}")
 
     def finish(self) -> list[FileReport]:
         """Reports of files whose content was an earlier input's, now that it is settled."""

@@ -126,7 +126,7 @@ def test_ctrl_c_during_ingest_exits_130_with_one_line_and_keeps_the_completed_fi
     assert proc.wait(timeout=120) == 130, rest
     assert "Traceback" not in rest and "Aborted" not in rest
     assert rest.strip().splitlines()[-1].endswith(
-        "interrupted: 1 of 2 files done (1 loaded, 1 episodes added); the other 1 were not loaded")
+        "interrupted: 1 of 2 files done (1 loaded, 1 episode added); the other file was not loaded")
 
     with open_store(store) as reopened:
         assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("small-1",)]
