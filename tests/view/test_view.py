@@ -85,34 +85,35 @@ def test_an_unwritable_output_is_one_line(sample_store, tmp_path):
 
 
 def test_each_step_shows_what_it_holds_clipped_or_withheld():
-    # the report's steps are written set-wise: every case the timeline draws, on one hand-made run
-    from types import SimpleNamespace
+    # the report's steps are written set-wise in DuckDB: every case the timeline draws, on one hand-made run
+    import duckdb
 
-    import polars as pl
+    from tracelab.show import Failure, withheld_notice
+    from tracelab.sqlfiles import run_script
+    from tracelab.view.runs import CLIP, runs_json
 
-    from tracelab.show import Failure, RunTable, withheld_notice
-    from tracelab.view.html import CLIP, _runs
-
-    heads = pl.DataFrame({"episode_id": ["r1"], "agent": ["bot"], "agent_version": [None], "model": ["m"],
-                          "case_id": ["c"], "termination": ["completed"], "reward": [0.5], "n_steps": [5],
-                          "input": ["hi"], "output": [None], "error": ["y" * (CLIP + 1)], "withheld": [True]},
-                         schema_overrides={"n_steps": pl.Int32})
-    steps = pl.DataFrame({
-        "episode_id": ["r1"] * 5, "idx": [0, 1, 2, 3, 4],
-        "kind": ["user", "tool_call", "tool_result", "assistant", "tool_call"],
-        "name": [None, "lookup", None, "", None], "call_id": [None] * 5,
-        "text": ["x" * CLIP, "why", None, "", None], "error": [None, None, "e" * (CLIP + 5), None, None],
-        "data": [None, '{"a":1}', '{"r":2}', '{"d":3}', None], "status": [None, "ok", "error", None, None],
-        "effect": [None, "read", None, None, None], "duration_ms": [None] * 5,
-        "withheld": [False, False, False, False, True]},
-        schema_overrides={"idx": pl.Int32, "duration_ms": pl.Float64, "call_id": pl.Utf8})
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE view_shown_steps (episode_id VARCHAR, idx INTEGER, kind VARCHAR, name VARCHAR, "
+                "call_id VARCHAR, text VARCHAR, error VARCHAR, data VARCHAR, status VARCHAR, effect VARCHAR, "
+                "duration_ms DOUBLE)")
+    con.executemany("INSERT INTO view_shown_steps VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)", [
+        ("r1", 0, "user", None, "x" * CLIP, None, None, None, None),
+        ("r1", 1, "tool_call", "lookup", "why", None, '{"a":1}', "ok", "read"),
+        ("r1", 2, "tool_result", None, None, "e" * (CLIP + 5), '{"r":2}', "error", None),
+        ("r1", 3, "assistant", "", "", None, '{"d":3}', None, None),
+        ("r1", 4, "tool_call", "s3cret", None, None, '{"k":"s3cret"}', None, None),
+    ])
+    con.execute("CREATE TEMP TABLE view_runs AS SELECT 'r1' AS episode_id, 0::BIGINT AS run")
+    run_script(con, "view/runs_read", {"needles": [], "clip": CLIP})
+    head = {"episode_id": "r1", "agent": "bot", "agent_version": None, "model": "m", "case_id": "c",
+            "termination": "completed", "reward": 0.5, "n_steps": 5, "input": "hi", "output": None,
+            "error": "y" * (CLIP + 1)}
     leak = Failure("c", "must_not_leak[0]", "must_not_leak", 'LEAKED "s3cret"', 4)
     whole = Failure("c", "tools_called[0]", "tools_called", None, None)
     elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
-    table = RunTable(heads, steps, {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)},
-                                    ("r1", None): {"output": ("s3cret",)}},
-                     {"r1": (leak, whole, elsewhere)})
-    data = json.loads(_runs(SimpleNamespace(runs=table)))
+    withheld = {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)}, ("r1", None): {"output": ("s3cret",)}}
+    held_step = {"kind": "tool_call", "name": "s3cret", "text": None, "data": '{"k":"s3cret"}', "error": None}
+    data = json.loads(runs_json(con, [head], withheld, {("r1", 4): held_step}, {"r1": (leak, whole, elsewhere)}))
     s = data["s"]
 
     def text(value):

@@ -19,8 +19,8 @@ from tracelab.sqlfiles import load_sql, run_script
 if TYPE_CHECKING:
     import duckdb
 
-    from tracelab.show import RunTable
     from tracelab.store import Store
+    from tracelab.view.runs import RunsJson
 
 MAX_RUNS = 50
 """Failing runs per case the report holds by default (`--max-runs`)."""
@@ -95,8 +95,8 @@ class Report:
     store: str
     max_runs: int
     cases: tuple[CaseRow, ...]
-    runs: RunTable
-    """The failing runs the file holds, with their steps."""
+    runs: RunsJson
+    """The failing runs the file holds, with their steps, as the JSON the report's script reads."""
     summary: dict[str, int] = field(default_factory=dict)
     verdicts_saved: bool = True
     """False for a check saved before case verdicts were: a case then counts as failed when a run failed."""
@@ -111,8 +111,9 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         StoreError: the store cannot be opened.
     """
     from tracelab.saved import failed_cases, resolve_run
-    from tracelab.show import check_leaked_strings, read_runs, saved_failures
+    from tracelab.show import check_leaked_strings
     from tracelab.store import Store, open_store
+    from tracelab.view.runs import read_runs_json
 
     if not isinstance(store, Store):
         with open_store(store, read_only=True, create=False) as opened:
@@ -132,13 +133,11 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     finally:
         run_script(con, "view/cleanup")
     episode_ids = list(dict.fromkeys(r["episode_id"] for r in shown))
-    failures = saved_failures(con, run_id, episode_ids)
-    runs = read_runs(con, episode_ids, failures=failures, needles=check_leaked_strings(con, run_id),
-                     check_run_id=run_id, checked=episode_ids)
+    runs, failures = read_runs_json(con, run_id, episode_ids, check_leaked_strings(con, run_id))
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
     by_case: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name, rows in (("assertions", assertions), ("shown", shown), ("reasons", reasons),
-                       ("failures", failures.to_dicts())):
+                       ("failures", failures)):
         for row in rows:
             by_case.setdefault(row["case_id"], {}).setdefault(name, []).append(row)
     cases = [_case(case_id, counts.get(case_id), failed, by_case.get(case_id, {})) for case_id in case_ids]
