@@ -10,21 +10,20 @@
 -- escape (\u00df for ß: the string may show only once decoded). Only a marked step keeps its
 -- fields whole, for Python to look at them one by one (tracelab.show._withheld).
 CREATE OR REPLACE TEMP TABLE view_steps AS
-WITH needles AS (
-    SELECT lower(needle) AS needle, strlen(needle) <> length(needle) AS wide
-    FROM (SELECT unnest($needles::VARCHAR[]) AS needle)
+WITH joined AS (
+    -- the fields one text apart, looked at once per step whatever the number of strings
+    SELECT *, lower(joined) AS lowered
+    FROM (SELECT s.*, r.run, concat_ws(chr(0), s.name, s.text, s.data, s.error) AS joined
+          FROM view_shown_steps s
+          JOIN view_runs r USING (episode_id))
 ), steps AS (
-    SELECT s.episode_id, r.run, s.idx, s.kind, s.name, s.text, s.data, s.error, s.status, s.effect,
-           s.kind IN ('tool_call', 'confirmation') AS call,
-           (len($needles::VARCHAR[]) > 0 AND contains(s.data, '\')) OR EXISTS (
-               SELECT 1 FROM needles n
-               WHERE contains(lower(s.name), n.needle) OR contains(lower(s.text), n.needle)
-                  OR contains(lower(s.data), n.needle) OR contains(lower(s.error), n.needle)
-                  OR (n.wide AND (strlen(s.name) <> length(s.name) OR strlen(s.text) <> length(s.text)
-                                  OR strlen(s.data) <> length(s.data) OR strlen(s.error) <> length(s.error)))
-           ) AS marked
-    FROM view_shown_steps s
-    JOIN view_runs r USING (episode_id)
+    SELECT episode_id, run, idx, kind, name, text, data, error, status, effect,
+           kind IN ('tool_call', 'confirmation') AS call,
+           coalesce((len($needles::VARCHAR[]) > 0 AND contains(data, '\'))
+                    OR list_bool_or([contains(lowered, lower(n)) for n in $needles::VARCHAR[]])
+                    OR (list_bool_or([strlen(n) <> length(n) for n in $needles::VARCHAR[]])
+                        AND strlen(joined) <> length(joined)), false) AS marked
+    FROM joined
 ), shown AS (
     SELECT *, nullif(CASE WHEN call THEN data END, '') AS sent,
            nullif(CASE WHEN call THEN text ELSE coalesce(text, data) END, '') AS said,
