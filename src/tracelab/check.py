@@ -159,8 +159,11 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
         import polars as pl
 
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
+        from tracelab.saved import view_rows
 
         insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
+        for table, rows in view_rows(result.verdicts).items():  # what `tracelab view` reads
+            insert_arrow(con, table, rows.with_columns(run_id=pl.lit(run_id)))
         con.commit()
     except BaseException:
         con.rollback()

@@ -3,6 +3,11 @@
 `show --check` and `view` read them; so does `check --since`. A store written before a
 column existed (`check_results.step_idx`: `store.ADDED_COLUMNS`) gains it when opened
 (`store._upgrade`); a file that cannot be written reads the missing column as NULL.
+
+With them a check saves the few rows `tracelab view` shows (`VIEW_TABLES`: per case and run, per
+assertion, the reasons results were not exercised), so that the report reads a few hundred
+rows rather than grouping every result again. A check saved before they existed, or by
+`check --engine spark`, has none: the report then computes them from check_results.
 """
 from __future__ import annotations
 
@@ -12,10 +17,17 @@ from tracelab.errors import UsageError
 
 if TYPE_CHECKING:
     import duckdb
+    import polars as pl
 
 RESULT_COLUMNS = ("case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised",
                   "reason", "step_idx")
 """The columns of a verdict row as `check_results` holds them (run_id aside)."""
+VIEW_TABLES = ("check_case_runs", "check_assertions", "check_reasons")
+"""What a check saves for `tracelab view` besides its results (sql/schema/<table>.sql)."""
+REASONS_SAVED = 5
+"""Not-exercised reasons saved per assertion, most frequent first."""
+SAMPLE_RUNS = 10
+"""Run ids saved with each not-exercised reason (the first by id)."""
 
 def result_columns(con: duckdb.DuckDBPyConnection) -> str:
     """The SELECT list of `RESULT_COLUMNS` over `check_results`, NULL for a column the store lacks."""
@@ -27,6 +39,46 @@ def result_columns(con: duckdb.DuckDBPyConnection) -> str:
     ).fetchall()}
     return ", ".join(name if name in present or name not in added else f"NULL::{added[name]} AS {name}"
                      for name in RESULT_COLUMNS)
+
+
+def view_rows(verdicts: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The rows of `VIEW_TABLES` for a check's verdict rows (run_id aside), as the report would
+    otherwise compute them from check_results (sql/view/case_runs.sql, assertions.sql, reasons.sql).
+
+    `pos` numbers the rows as check_results holds them: the verdicts are saved in this order.
+    """
+    import polars as pl
+
+    from tracelab.suite.results import PERMISSION_TYPES
+
+    failed = ~pl.col("passed")
+    case_runs = verdicts.group_by("case_id", "episode_id").agg(
+        failed=failed.sum().cast(pl.Int64),
+        permission=(failed & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any())
+    exercised = pl.col("exercised")
+    assertions = verdicts.with_row_index("pos").group_by("case_id", "assertion_id", maintain_order=True).agg(
+        assertion_type=pl.col("assertion_type").first(), pos=pl.col("pos").min().cast(pl.Int64),
+        runs=pl.len().cast(pl.Int64), passed=pl.col("passed").sum().cast(pl.Int64),
+        yes=(exercised == "yes").sum().cast(pl.Int64), no=(exercised == "no").sum().cast(pl.Int64),
+        unknown=(exercised == "unknown").sum().cast(pl.Int64))
+    reasons = (verdicts.filter(exercised == "no")
+               .group_by("case_id", "assertion_id", "reason")
+               .agg(runs=pl.len().cast(pl.Int64), sample=pl.col("episode_id").sort().head(SAMPLE_RUNS))
+               .sort("case_id", "assertion_id", "runs", "reason", descending=[False, False, True, False],
+                     nulls_last=True)
+               .group_by("case_id", "assertion_id", maintain_order=True).head(REASONS_SAVED))
+    return {"check_case_runs": case_runs, "check_assertions": assertions, "check_reasons": reasons}
+
+
+def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
+    """Whether saved check `run_id` has the rows `tracelab view` reads (`VIEW_TABLES`)."""
+    present = {row[0] for row in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE table_name = ANY(?) AND NOT temporary",
+        [list(VIEW_TABLES)]).fetchall()}
+    if present != set(VIEW_TABLES):
+        return False  # a read-only store written before they existed, or a Parquet store
+    return bool(con.execute("SELECT count(*) FROM (SELECT 1 FROM check_case_runs WHERE run_id = ? LIMIT 1)",
+                            [run_id]).fetchall()[0][0])
 
 
 def failed_cases(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | None:
@@ -74,4 +126,5 @@ def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str
     return found, suite, elapsed_ms
 
 
-__all__ = ["RESULT_COLUMNS", "failed_cases", "has_saved_checks", "resolve_run", "result_columns"]
+__all__ = ["RESULT_COLUMNS", "VIEW_TABLES", "failed_cases", "has_saved_checks", "has_view_rows", "resolve_run",
+           "result_columns", "view_rows"]

@@ -33,7 +33,7 @@ TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
 """In creation order: `executed_writes` and `tool_availability` read `calls`."""
-ADDED_TABLES = frozenset({"tool_effects"})
+ADDED_TABLES = frozenset({"tool_effects", "check_case_runs", "check_assertions", "check_reasons"})
 """Tables an earlier store or export may lack (sql/schema/<table>.sql): read as empty."""
 ADDED_COLUMNS = {
     "sources": {"file_size": "BIGINT", "file_mtime_ns": "BIGINT"},

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 MAX_RUNS = 50
 """Failing runs per case the report holds by default (`--max-runs`)."""
 REASONS_SHOWN = 5
-"""Not-exercised reasons per assertion, most frequent first."""
+"""Not-exercised reasons per assertion, most frequent first (at most `saved.REASONS_SAVED`)."""
 SAMPLE_RUNS = 10
-"""Run ids listed with each not-exercised reason."""
+"""Run ids listed with each not-exercised reason (at most `saved.SAMPLE_RUNS`)."""
 PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
 
 
@@ -110,7 +110,7 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         UsageError: no saved check, or none with that id.
         StoreError: the store cannot be opened.
     """
-    from tracelab.saved import failed_cases, resolve_run
+    from tracelab.saved import failed_cases, has_view_rows, resolve_run
     from tracelab.show import check_leaked_strings
     from tracelab.store import Store, open_store
     from tracelab.view.runs import read_runs_json
@@ -123,9 +123,11 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     params = {"run": run_id}
     head = _rows(con, "check_run", params)[0]
     failed = failed_cases(con, run_id)
-    assertions = _rows(con, "assertions", params)
-    reasons = _rows(con, "reasons", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
-    run_script(con, "view/case_runs", params)
+    # what the check saved for the report, or (a check saved before it did) the same from check_results
+    saved = "_saved" if has_view_rows(con, run_id) else ""
+    assertions = _rows(con, f"assertions{saved}", params)
+    reasons = _rows(con, f"reasons{saved}", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
+    run_script(con, f"view/case_runs{saved}", params)
     try:
         counts = {r["case_id"]: r for r in _rows(con, "cases", {})}
         shown = _rows(con, "failing_runs", {"max_runs": max_runs})
