@@ -97,7 +97,8 @@ CREATE TABLE IF NOT EXISTS check_runs (
     elapsed_ms   BIGINT,
     cases        VARCHAR[],     -- the case ids this run checked (for `check --since`)
     since_run    VARCHAR,       -- the run it continued, for an incremental check
-    failed_cases VARCHAR[]      -- the checked cases that failed (docs/suites.md §5), for `tracelab view`
+    failed_cases VARCHAR[],     -- the checked cases that failed (docs/suites.md §5), for `tracelab view`
+    runs         BIGINT         -- the runs the checked cases selected, for `tracelab view` (NULL: saved without check_cases...)
 );
 
 CREATE TABLE IF NOT EXISTS check_results (

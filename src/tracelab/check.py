@@ -152,17 +152,17 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con.begin()
     try:
         con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
-                    "since_run, failed_cases) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "since_run, failed_cases, runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, suite.name, suite.sha256, started, elapsed_ms,
                      [case.id for case in result.cases], since,
-                     [case.id for case in result.cases if not case.passed]])
+                     [case.id for case in result.cases if not case.passed], result.summary.runs])
         import polars as pl
 
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
         from tracelab.saved import view_rows
 
         insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
-        for table, rows in view_rows(result.verdicts).items():  # what `tracelab view` reads
+        for table, rows in view_rows(result).items():  # what `tracelab view` reads
             insert_arrow(con, table, rows.with_columns(run_id=pl.lit(run_id)))
         con.commit()
     except BaseException:

@@ -124,16 +124,23 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     head = _rows(con, "check_run", params)[0]
     failed = failed_cases(con, run_id)
     # what the check saved for the report, or (a check saved before it did) the same from check_results
-    saved = "_saved" if has_view_rows(con, run_id) else ""
-    assertions = _rows(con, f"assertions{saved}", params)
-    reasons = _rows(con, f"reasons{saved}", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
-    run_script(con, f"view/case_runs{saved}", params)
-    try:
-        counts = {r["case_id"]: r for r in _rows(con, "cases", {})}
-        shown = _rows(con, "failing_runs", {"max_runs": max_runs})
-        runs_summary = _rows(con, "summary", {})[0]
-    finally:
-        run_script(con, "view/cleanup")
+    reasons_params = {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS}
+    if has_view_rows(con, run_id):
+        assertions = _rows(con, "assertions_saved", params)
+        reasons = _rows(con, "reasons_saved", reasons_params)
+        counts = {r["case_id"]: r for r in _rows(con, "cases_saved", params)}
+        shown = _rows(con, "failing_runs_saved", {**params, "max_runs": max_runs})
+        runs_summary = _rows(con, "summary_saved", params)[0]
+    else:
+        assertions = _rows(con, "assertions", params)
+        reasons = _rows(con, "reasons", reasons_params)
+        run_script(con, "view/case_runs", params)
+        try:
+            counts = {r["case_id"]: r for r in _rows(con, "cases", {})}
+            shown = _rows(con, "failing_runs", {"max_runs": max_runs})
+            runs_summary = _rows(con, "summary", {})[0]
+        finally:
+            run_script(con, "view/cleanup")
     episode_ids = list(dict.fromkeys(r["episode_id"] for r in shown))
     runs, failures = read_runs_json(con, run_id, episode_ids, check_leaked_strings(con, run_id))
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
