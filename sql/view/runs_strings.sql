@@ -23,8 +23,8 @@ FROM view_failed f
 JOIN view_steps s USING (episode_id, idx);
 
 -- view_strings: every text the runs use, numbered (`n`, from 0) in order of first use: run by run,
--- a run's own texts first, then its steps' by idx, each step's in the order of its slots (`used_at`:
--- run, then idx, then slot, in one number)
+-- a run's own texts first (view_own: the first use of each), then its steps' by idx, each step's
+-- in the order of its slots (`used_at`: run, then idx, then slot, in one number)
 CREATE OR REPLACE TEMP TABLE view_strings AS
 WITH steps AS (
     SELECT *, (run::HUGEINT << 72) + ((idx::HUGEINT + 2147483649) << 32) AS pos FROM view_texts

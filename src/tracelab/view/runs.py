@@ -28,6 +28,7 @@ LAST = 1 << 30
 HEAD_COLUMNS = ("episode_id", "agent", "agent_version", "model", "case_id", "termination", "reward", "n_steps",
                 *RUN_FIELDS)
 _UPPER_ESCAPE = re.compile(r"\\(?:u00([0-9A-F]{2})|.)")
+_ANY_UPPER_ESCAPE = re.compile(r"\\u00[0-9a-fA-F]?[A-F]")
 
 
 @dataclass(frozen=True)
@@ -167,20 +168,18 @@ def runs_json(con: duckdb.DuckDBPyConnection, heads: list[dict[str, Any]], withh
     runs = {head["episode_id"]: run for run, head in enumerate(heads)}
     owners = [(head, withheld.get((head["episode_id"], None), {}), failures.get(head["episode_id"], ()))
               for head in heads]
-    own: dict[str, list[Any]] = {"run": [], "slot": [], "value": []}  # each run's own texts, in order of use
+    own: dict[str, tuple[int, int]] = {}  # each run's own texts: the (run, place) of each one's first use
     for run, owner in enumerate(owners):
         def use(value: str, run: int = run) -> None:
-            own["run"].append(run)
-            own["slot"].append(len(own["slot"]))
-            own["value"].append(value)
+            own.setdefault(value, (run, len(own)))
 
         own_fields(*owner, use)
     shown = [(*key, *_shown_step(row, withheld[key])) for key, row in steps.items()]
     failed = [(episode_id, f.step_idx, 7 + 2 * k, f.assertion_id, f.reason)
               for episode_id, found in failures.items() if episode_id in runs
               for k, f in enumerate(f for f in found if f.step_idx is not None)]
-    _table(con, "view_own", {name: (kind, own[name]) for name, kind in
-                             (("run", "BIGINT"), ("slot", "BIGINT"), ("value", "VARCHAR"))})
+    _table(con, "view_own", {"run": ("BIGINT", [run for run, _ in own.values()]),
+                             "slot": ("BIGINT", [slot for _, slot in own.values()]), "value": ("VARCHAR", list(own))})
     _table(con, "view_withheld", {name: (kind, [row[i] for row in shown]) for i, (name, kind) in enumerate((
         ("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("w_data", "VARCHAR"), ("w_text", "VARCHAR"),
         ("w_error", "VARCHAR"), ("tool", "VARCHAR"), ("sent", "VARCHAR"), ("more_sent", "BIGINT"),
@@ -192,11 +191,11 @@ def runs_json(con: duckdb.DuckDBPyConnection, heads: list[dict[str, Any]], withh
     strings = con.execute("SELECT string_agg(to_json(value)::VARCHAR, ',' ORDER BY n) FROM view_strings"
                           ).fetchall()[0][0]
     by_run = dict(con.execute(load_sql("view/runs_steps")).fetchall())
-    numbers = iter(con.execute("SELECT list(s.n ORDER BY o.slot) FROM view_own o JOIN view_strings s USING (value)"
-                               ).fetchall()[0][0] or [])
+    numbers = dict(zip(own, con.execute("SELECT list(s.n ORDER BY o.slot) FROM view_own o JOIN view_strings s "
+                                        "USING (value)").fetchall()[0][0] or [], strict=True))
     text = [b'{"s":[', _lower_escapes(strings or "").encode(), b'],"runs":{']
     for run, owner in enumerate(owners):
-        head, whole, tail = own_fields(*owner, lambda _: next(numbers))
+        head, whole, tail = own_fields(*owner, numbers.__getitem__)
         text += [b"," if run else b"", orjson.dumps(owner[0]["episode_id"]), b':{"head":', orjson.dumps(head),
                  b',"whole":', orjson.dumps(whole), b',"steps":[', by_run.get(run, "").encode(),
                  b'],"tail":', orjson.dumps(tail), b"}"]
@@ -238,6 +237,8 @@ def _unordered(query: str) -> str:
 def _lower_escapes(text: str) -> str:
     """DuckDB's JSON text with its \\u00XX escapes in lower case, as orjson writes them (the file's
     bytes do not depend on which of the two wrote a string)."""
+    if not _ANY_UPPER_ESCAPE.search(text):  # a control character in a trace's text is rare
+        return text
     return _UPPER_ESCAPE.sub(lambda m: m.group(0).lower() if m.group(1) else m.group(0), text)
 
 
