@@ -91,9 +91,10 @@ def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
         [list(VIEW_TABLES)]).fetchall()}
     if present != set(VIEW_TABLES):
         return False  # a read-only store written before they existed, or a Parquet store
-    # every check saved with them has its number of runs (check_runs.runs), even with no case row
-    return bool(con.execute("SELECT count(*) FROM check_runs WHERE run_id = ? AND runs IS NOT NULL",
-                            [run_id]).fetchall()[0][0])
+    # a check saved with them has its number of runs (check_runs.runs), and a case row if it had runs
+    return bool(con.execute(
+        "SELECT count(*) FROM check_runs WHERE run_id = $run AND runs IS NOT NULL "
+        "AND (runs = 0 OR EXISTS (SELECT 1 FROM check_cases WHERE run_id = $run))", {"run": run_id}).fetchall()[0][0])
 
 
 def failed_cases(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | None:

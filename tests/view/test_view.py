@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tests.reliability.support import run_cli
 from tracelab.view import build_report
 
@@ -98,7 +100,7 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
                 "duration_ms DOUBLE)")
     con.executemany("INSERT INTO view_shown_steps VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)", [
         ("r1", 0, "user", None, "x" * CLIP, None, None, None, None),
-        ("r1", 1, "tool_call", "lookup", "why", None, '{"a":1}', "ok", "read"),
+        ("r1", 1, "tool_call", "lookup", "why\x1f", None, '{"a":1}', "ok", "read"),
         ("r1", 2, "tool_result", None, None, "e" * (CLIP + 5), '{"r":2}', "error", None),
         ("r1", 3, "assistant", "", "", None, '{"d":3}', None, None),
         ("r1", 4, "tool_call", "s3cret", None, None, '{"k":"s3cret"}', None, None),
@@ -113,7 +115,9 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
     elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
     withheld = {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)}, ("r1", None): {"output": ("s3cret",)}}
     held_step = {"kind": "tool_call", "name": "s3cret", "text": None, "data": '{"k":"s3cret"}', "error": None}
-    data = json.loads(runs_json(con, [head], withheld, {("r1", 4): held_step}, {"r1": (leak, whole, elsewhere)}))
+    written = runs_json(con, [head], withheld, {("r1", 4): held_step}, {"r1": (leak, whole, elsewhere)})
+    assert '"why\\u001f"' in written  # a control character escaped as orjson escapes it
+    data = json.loads(written)
     s = data["s"]
 
     def text(value):
@@ -132,7 +136,7 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
     assert [[idx, *(text(v) for v in values), failures and text(failures)]
             for idx, *values, failures in run["steps"]] == [
         [0, "user", None, None, None, ["x" * CLIP], 0],  # exactly CLIP characters: not clipped
-        [1, "tool_call", "lookup", "ok", "read", ['{"a":1}', "why"], 0],  # a call: its args, then its text
+        [1, "tool_call", "lookup", "ok", "read", ['{"a":1}', "why\x1f"], 0],  # a call: its args, then its text
         [2, "tool_result", None, "error", None, ['{"r":2}', {"e": 1}, "e" * CLIP, {"c": 5}], 0],
         [3, "assistant", "", None, None, [], 0],  # an empty text shows nothing (not the data)
         [4, "tool_call", withheld_notice(["s3cret"], "name"), None, None,
@@ -151,3 +155,30 @@ def test_view_never_imports_the_suite_compiler(sample_store):
             f"build_report({str(store)!r})\nprint(sorted(m for m in sys.modules if m.startswith('tracelab.suite')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("needle", "text", "marked"), [
+    ("S3cret", "the s3CRET is out", True),  # case aside
+    ("s3cret", "nothing here", False),
+    ("οδος", "ΟΔΟΣ", True),  # Python lowers a final Σ to ς, DuckDB to σ: marked all the same
+    ("i̇stanbul", "İSTANBUL", True),  # Python lowers İ to i + a combining dot, DuckDB to i
+    ("weiß", "WEISS", False),  # no lowering makes these equal
+])
+def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked):
+    # sql/view/runs_read.sql narrows which steps Python reads field by field (show._withheld): it
+    # must never leave out one that Python's lowering finds the string in
+    import duckdb
+
+    from tracelab.sqlfiles import run_script
+    from tracelab.view.runs import CLIP
+
+    assert (needle.lower() in text.lower()) == marked
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE view_shown_steps AS SELECT 'r1' AS episode_id, 0 AS idx, 'assistant' AS kind, "
+                "NULL::VARCHAR AS name, ? AS text, NULL::VARCHAR AS error, '{\"n\":1}' AS data, "
+                "NULL::VARCHAR AS status, NULL::VARCHAR AS effect", [text])
+    con.execute("CREATE TEMP TABLE view_runs AS SELECT 'r1' AS episode_id, 0::BIGINT AS run")
+    run_script(con, "view/runs_read", {"needles": [needle], "clip": CLIP})
+    found = con.execute("SELECT marked, text FROM view_steps").fetchall()
+    assert found[0][0] or not marked
+    assert found[0][1] == (text if found[0][0] else None)  # a marked step keeps its text whole for Python
