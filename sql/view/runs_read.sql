@@ -13,7 +13,8 @@ CREATE OR REPLACE TEMP TABLE view_steps AS
 WITH joined AS (
     -- the fields one text apart, looked at once per step whatever the number of strings
     SELECT *, lower(joined) AS lowered
-    FROM (SELECT s.*, r.run, concat_ws(chr(0), s.name, s.text, s.data, s.error) AS joined
+    FROM (SELECT s.episode_id, r.run, s.idx, s.kind, s.name, s.text, s.data, s.error, s.status, s.effect,
+                 concat_ws(chr(0), s.name, s.text, s.data, s.error) AS joined
           FROM view_shown_steps s
           JOIN view_runs r USING (episode_id))
 ), steps AS (
