@@ -105,17 +105,19 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
         ("r1", 3, "assistant", "", "", None, '{"d":3}', None, None),
         ("r1", 4, "tool_call", "s3cret", None, None, '{"k":"s3cret"}', None, None),
     ])
-    con.execute("CREATE TEMP TABLE view_runs AS SELECT 'r1' AS episode_id, 0::BIGINT AS run")
+    con.execute("CREATE TEMP TABLE episodes AS SELECT 'r1' AS episode_id, 'bot' AS agent, "
+                "NULL::VARCHAR AS agent_version, 'm' AS model, 'c' AS case_id, 'completed' AS termination, "
+                "0.5::DOUBLE AS reward, 5 AS n_steps, 'hi' AS input, 's3cret' AS output, ? AS error",
+                ["y" * (CLIP + 1)])
+    con.execute("CREATE TEMP TABLE show_runs AS SELECT 'r1' AS episode_id")
+    run_script(con, "view/runs_heads", {"needles": []})
     run_script(con, "view/runs_read", {"needles": [], "clip": CLIP})
-    head = {"episode_id": "r1", "agent": "bot", "agent_version": None, "model": "m", "case_id": "c",
-            "termination": "completed", "reward": 0.5, "n_steps": 5, "input": "hi", "output": None,
-            "error": "y" * (CLIP + 1)}
     leak = Failure("c", "must_not_leak[0]", "must_not_leak", 'LEAKED "s3cret"', 4)
     whole = Failure("c", "tools_called[0]", "tools_called", None, None)
     elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
     withheld = {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)}, ("r1", None): {"output": ("s3cret",)}}
     held_step = {"kind": "tool_call", "name": "s3cret", "text": None, "data": '{"k":"s3cret"}', "error": None}
-    written = runs_json(con, [head], withheld, {("r1", 4): held_step}, {"r1": (leak, whole, elsewhere)})
+    written = runs_json(con, withheld, {("r1", 4): held_step}, {"r1": (leak, whole, elsewhere)})
     assert '"why\\u001f"' in written  # a control character escaped as orjson escapes it
     data = json.loads(written)
     s = data["s"]

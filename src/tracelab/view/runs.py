@@ -9,7 +9,7 @@ imported, unless a leak must be located in the transcript (`show.locate_leaks`, 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +25,6 @@ NOTICED = ("data", "text", "error", "name")
 """A step's fields with a notice when withheld (the first three among its content, `name` as its tool)."""
 LAST = 1 << 30
 """Where a step's kind, status and effect come among its strings: after all its failures'."""
-HEAD_COLUMNS = ("episode_id", "agent", "agent_version", "model", "case_id", "termination", "reward", "n_steps",
-                *RUN_FIELDS)
 _UPPER_ESCAPE = re.compile(r"\\(?:u00([0-9A-F]{2})|.)")
 _ANY_UPPER_ESCAPE = re.compile(r"\\u00[0-9a-fA-F]?[A-F]")
 
@@ -59,44 +57,41 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
                              "ORDER BY episode_id, case_id, assertion_id", {"run": run_id})
         names = [column[0] for column in cursor.description]
         failures = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        heads = [dict(zip(HEAD_COLUMNS, row, strict=True)) for row in con.execute(load_sql("show/episodes")).fetchall()]
-        _table(con, "view_runs", {"episode_id": ("VARCHAR", [head["episode_id"] for head in heads]),
-                                  "run": ("BIGINT", list(range(len(heads))))})
+        run_script(con, "view/runs_heads", {"needles": list(needles)})
         con.execute(f"CREATE OR REPLACE TEMP VIEW view_shown_steps AS {_unordered(load_sql('show/steps'))}")
         run_script(con, "view/runs_read", {"needles": list(needles), "clip": CLIP})
         by_run: dict[str, list[Failure]] = {}
         for row in failures:
             by_run.setdefault(row["episode_id"], []).append(Failure(
                 row["case_id"], row["assertion_id"], row["assertion_type"], row["reason"], row["step_idx"]))
-        withheld, steps = _withhold(con, heads, needles, failures)
-        text = runs_json(con, heads, withheld, steps, {run: tuple(found) for run, found in by_run.items()})
+        withheld, steps = _withhold(con, needles, failures)
+        count = con.execute("SELECT count(*) FROM view_runs").fetchall()[0][0]
+        text = runs_json(con, withheld, steps, {run: tuple(found) for run, found in by_run.items()})
     finally:
         run_script(con, "view/runs_cleanup")
-    return RunsJson(len(heads), text), failures
+    return RunsJson(count, text), failures
 
 
 Withheld = dict[tuple[str, "int | None"], dict[str, tuple[str, ...]]]
 """(run, step idx or None for the run's own fields) -> field -> the leaked strings it holds."""
+_STEP_COLUMNS = ("episode_id", "idx", "kind", *STEP_FIELDS)
+_HEAD_COLUMNS = ("episode_id", *RUN_FIELDS)
 
 
-def _withhold(con: duckdb.DuckDBPyConnection, heads: list[dict[str, Any]], needles: tuple[str, ...],
-              failures: list[dict[str, Any]]) -> tuple[Withheld, dict[tuple[str, int], dict[str, Any]]]:
+def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures: list[dict[str, Any]]
+              ) -> tuple[Withheld, dict[tuple[str, int], dict[str, Any]]]:
     """What holds a leaked string, decided as `tracelab.show` does (`_withheld`) on the fields that
-    may hold one: the steps sql/view/runs_read.sql marked (a superset of show's `_marked`), the
-    runs' own fields that hold one (case aside), and those the transcript search locates.
+    may hold one: the runs and steps sql/view/runs_heads.sql and runs_read.sql marked (a superset
+    of show's `_marked`), and those the transcript search locates.
 
-    Returns the withheld fields, and the whole rows (kind and fields) of the steps that have one.
-    A run's own withheld fields are set to None in `heads`."""
+    Returns the withheld fields, and the whole rows (kind and fields) of the steps that have one."""
     if not needles:
         return {}, {}
-    lowered = [n.lower() for n in needles]
     marked: dict[tuple[str, int | None], dict[str, Any]] = {}
-    for head in heads:
-        if any(n in value.lower() for name in RUN_FIELDS if (value := head[name]) is not None for n in lowered):
-            marked[(head["episode_id"], None)] = {**head, "_marked": True}
-    columns = ("episode_id", "idx", "kind", *STEP_FIELDS)
-    for row in con.execute(f"SELECT {', '.join(columns)} FROM view_steps WHERE marked").fetchall():
-        marked[(row[0], row[1])] = {**dict(zip(columns, row, strict=True)), "_marked": True}
+    for row in con.execute(f"SELECT {', '.join(_HEAD_COLUMNS)} FROM view_heads WHERE marked").fetchall():
+        marked[(row[0], None)] = {**dict(zip(_HEAD_COLUMNS, row, strict=True)), "_marked": True}
+    for row in con.execute(f"SELECT {', '.join(_STEP_COLUMNS)} FROM view_steps WHERE marked").fetchall():
+        marked[(row[0], row[1])] = {**dict(zip(_STEP_COLUMNS, row, strict=True)), "_marked": True}
     # a leak the stored text shows as it is (case aside) is found field by field below; the
     # others (an escape, a number written otherwise) are located in the transcript
     found = {(row["episode_id"], needle) for (_, idx), row in marked.items()
@@ -109,29 +104,23 @@ def _withhold(con: duckdb.DuckDBPyConnection, heads: list[dict[str, Any]], needl
     holding = locate_leaks(con, [pair for pair in leaks if pair not in found])
     located = [key for key in holding if key not in marked]
     if located:
-        by_key: dict[tuple[str, int | None], dict[str, Any]] = {(head["episode_id"], None): head for head in heads}
-        steps = [key for key in located if key[1] is not None]
-        _table(con, "view_located", {"episode_id": ("VARCHAR", [key[0] for key in steps]),
-                                     "idx": ("INTEGER", [key[1] for key in steps])})
-        rows = con.execute(f"SELECT {', '.join(f's.{c}' for c in columns)} FROM view_shown_steps s "
+        _table(con, "view_located", {"episode_id": ("VARCHAR", [key[0] for key in located]),
+                                     "idx": ("INTEGER", [key[1] for key in located])})
+        rows = con.execute(f"SELECT {', '.join(f's.{c}' for c in _STEP_COLUMNS)} FROM view_shown_steps s "
                            "JOIN view_located USING (episode_id, idx)").fetchall()
-        by_key |= {(row[0], row[1]): dict(zip(columns, row, strict=True)) for row in rows}
-        marked |= {key: {**by_key[key], "_marked": False} for key in located if key in by_key}
+        marked |= {(row[0], row[1]): {**dict(zip(_STEP_COLUMNS, row, strict=True)), "_marked": False} for row in rows}
+        rows = con.execute(f"SELECT {', '.join(_HEAD_COLUMNS)} FROM view_heads "
+                           "WHERE episode_id IN (SELECT episode_id FROM view_located WHERE idx IS NULL)").fetchall()
+        marked |= {(row[0], None): {**dict(zip(_HEAD_COLUMNS, row, strict=True)), "_marked": False} for row in rows}
     withheld: Withheld = {}
-    steps_held: dict[tuple[str, int], dict[str, Any]] = {}
-    heads_by_id = {head["episode_id"]: head for head in heads}
+    steps: dict[tuple[str, int], dict[str, Any]] = {}
     for key, row in marked.items():
-        step = key[1] is not None
-        held = _withheld(row, STEP_FIELDS if step else RUN_FIELDS, holding.get(key, {}), needles)
-        if not held:
-            continue
-        withheld[key] = held
-        if step:
-            steps_held[key] = row  # type: ignore[index]
-        else:
-            for name in held:
-                heads_by_id[key[0]][name] = None
-    return withheld, steps_held
+        held = _withheld(row, STEP_FIELDS if key[1] is not None else RUN_FIELDS, holding.get(key, {}), needles)
+        if held:
+            withheld[key] = held
+            if key[1] is not None:
+                steps[key] = row  # type: ignore[index]
+    return withheld, steps
 
 
 def _shown_step(row: dict[str, Any], held: dict[str, tuple[str, ...]]) -> tuple[Any, ...]:
@@ -150,36 +139,31 @@ def _shown_step(row: dict[str, Any], held: dict[str, tuple[str, ...]]) -> tuple[
     return (*notices[:3], notices[3] if notices[3] is not None else name, *clipped)
 
 
-def runs_json(con: duckdb.DuckDBPyConnection, heads: list[dict[str, Any]], withheld: Withheld,
-              steps: dict[tuple[str, int], dict[str, Any]], failures: dict[str, tuple[Failure, ...]]) -> str:
+def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tuple[str, int], dict[str, Any]],
+              failures: dict[str, tuple[Failure, ...]]) -> str:
     """The runs as the script reads them, as JSON: {"s": [strings], "runs": {id: run}}; every
     text of a run is a position in "s", numbered in order of first use (see report.js).
 
     Args:
-        con: a connection with temp tables `view_runs` (each run's place) and `view_steps`
-            (sql/view/runs_read.sql: what each step of these runs shows).
-        heads: a row per run, in their order (sql/show/episodes.sql), withheld fields None already.
+        con: a connection with temp tables `view_runs`, `view_heads` (sql/view/runs_heads.sql) and
+            `view_steps` (sql/view/runs_read.sql): the runs, their header fields and what each of
+            their steps shows.
         withheld: the fields withheld, with the leaked strings each holds (`_withhold`).
         steps: the whole rows of the steps with a withheld field (kind and fields).
-        failures: the failed results of each run, in the order their step's strings number them.
+        failures: the failed results of each run, in the order their strings number them.
     """
-    import orjson
-
-    runs = {head["episode_id"]: run for run, head in enumerate(heads)}
-    owners = [(head, withheld.get((head["episode_id"], None), {}), failures.get(head["episode_id"], ()))
-              for head in heads]
-    own: dict[str, tuple[int, int]] = {}  # each run's own texts: the (run, place) of each one's first use
-    for run, owner in enumerate(owners):
-        def use(value: str, run: int = run) -> None:
-            own.setdefault(value, (run, len(own)))
-
-        own_fields(*owner, use)
+    heads = [(episode_id, *(withheld_notice(held[name], name) if name in held else None
+                            for name in ("output", "error")))
+             for (episode_id, idx), held in withheld.items() if idx is None]
     shown = [(*key, *_shown_step(row, withheld[key])) for key, row in steps.items()]
     failed = [(episode_id, f.step_idx, 7 + 2 * k, f.assertion_id, f.reason)
-              for episode_id, found in failures.items() if episode_id in runs
+              for episode_id, found in failures.items()
               for k, f in enumerate(f for f in found if f.step_idx is not None)]
-    _table(con, "view_own", {"run": ("BIGINT", [run for run, _ in own.values()]),
-                             "slot": ("BIGINT", [slot for _, slot in own.values()]), "value": ("VARCHAR", list(own))})
+    whole = [(episode_id, k, f.assertion_id, f.reason)
+             for episode_id, found in failures.items()
+             for k, f in enumerate(f for f in found if f.step_idx is None)]
+    _table(con, "view_head_withheld", {name: (kind, [row[i] for row in heads]) for i, (name, kind) in enumerate(
+        (("episode_id", "VARCHAR"), ("w_output", "VARCHAR"), ("w_error", "VARCHAR")))})
     _table(con, "view_withheld", {name: (kind, [row[i] for row in shown]) for i, (name, kind) in enumerate((
         ("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("w_data", "VARCHAR"), ("w_text", "VARCHAR"),
         ("w_error", "VARCHAR"), ("tool", "VARCHAR"), ("sent", "VARCHAR"), ("more_sent", "BIGINT"),
@@ -187,43 +171,15 @@ def runs_json(con: duckdb.DuckDBPyConnection, heads: list[dict[str, Any]], withh
     _table(con, "view_failed", {name: (kind, [row[i] for row in failed]) for i, (name, kind) in enumerate(
         (("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("slot", "BIGINT"), ("assertion", "VARCHAR"),
          ("reason", "VARCHAR")))})
+    _table(con, "view_whole", {name: (kind, [row[i] for row in whole]) for i, (name, kind) in enumerate(
+        (("episode_id", "VARCHAR"), ("k", "BIGINT"), ("assertion", "VARCHAR"), ("reason", "VARCHAR")))})
+    run_script(con, "view/runs_own", {"clip": CLIP})
     run_script(con, "view/runs_strings", {"last": LAST})
     strings = con.execute("SELECT string_agg(to_json(value)::VARCHAR, ',' ORDER BY n) FROM view_strings"
                           ).fetchall()[0][0]
-    by_run = dict(con.execute(load_sql("view/runs_steps")).fetchall())
-    numbers = dict(zip(own, con.execute("SELECT list(s.n ORDER BY o.slot) FROM view_own o JOIN view_strings s "
-                                        "USING (value)").fetchall()[0][0] or [], strict=True))
-    text = [b'{"s":[', _lower_escapes(strings or "").encode(), b'],"runs":{']
-    for run, owner in enumerate(owners):
-        head, whole, tail = own_fields(*owner, numbers.__getitem__)
-        text += [b"," if run else b"", orjson.dumps(owner[0]["episode_id"]), b':{"head":', orjson.dumps(head),
-                 b',"whole":', orjson.dumps(whole), b',"steps":[', by_run.get(run, "").encode(),
-                 b'],"tail":', orjson.dumps(tail), b"}"]
-    return b"".join([*text, b"}}"]).decode()
-
-
-def own_fields(head: dict[str, Any], withheld: dict[str, tuple[str, ...]], failures: tuple[Failure, ...],
-               s: Callable[[str], Any]) -> tuple[list[Any], list[Any], list[Any]]:
-    """A run's header, its failures as a whole, and its output and error, each text numbered by `s`
-    in the order the file numbers them (None stays None)."""
-    def n(value: str | None) -> Any:
-        return None if value is None else s(value)
-
-    reward = None if head["reward"] is None else f"{head['reward']:g}"
-    rows = [[n(label), n(value)] for label, value in (
-        ("agent", head["agent"]), ("version", head["agent_version"]), ("model", head["model"]),
-        ("case", head["case_id"]), ("termination", head["termination"]), ("reward", reward),
-        ("steps", str(head["n_steps"])))]
-    tail = []
-    for name in ("output", "error"):
-        value = head[name]
-        if name in withheld:
-            tail.append([n(name), [{"w": n(withheld_notice(withheld[name], name))}]])
-        elif value:
-            label, clipped = n(name), [n(value[:CLIP])]
-            tail.append([label, clipped if len(value) <= CLIP else [*clipped, {"c": len(value) - CLIP}]])
-    whole = [[n(f.assertion_id), n(f.reason)] for f in failures if f.step_idx is None]
-    return rows, whole, tail
+    con.execute(f"CREATE OR REPLACE TEMP TABLE view_steps_json AS {load_sql('view/runs_steps')}")
+    runs = con.execute(load_sql("view/runs_json")).fetchall()[0][0]
+    return f'{{"s":[{_lower_escapes(strings or "")}],"runs":{{{_lower_escapes(runs or "")}}}}}'
 
 
 def _unordered(query: str) -> str:
@@ -254,4 +210,4 @@ def _table(con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, tuple[s
                 {column: orjson.dumps(values).decode() for column, (_, values) in columns.items()})
 
 
-__all__ = ["CLIP", "RunsJson", "own_fields", "read_runs_json", "runs_json"]
+__all__ = ["CLIP", "RunsJson", "read_runs_json", "runs_json"]
