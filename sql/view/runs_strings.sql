@@ -5,7 +5,7 @@
 --
 -- view_texts: what each step shows, a withheld step as view_withheld says
 CREATE OR REPLACE TEMP VIEW view_texts AS
-SELECT s.run, s.idx, s.kind, s.status, s.effect, w.w_data, w.w_text, w.w_error,
+SELECT s.episode_id, s.run, s.idx, s.kind, s.status, s.effect, w.w_data, w.w_text, w.w_error,
        CASE WHEN w.idx IS NULL THEN s.tool ELSE w.tool END AS tool,
        CASE WHEN w.idx IS NULL THEN s.sent ELSE w.sent END AS sent,
        CASE WHEN w.idx IS NULL THEN s.more_sent ELSE w.more_sent END AS more_sent,
