@@ -40,7 +40,7 @@ ADDED_COLUMNS = {
     "tool_calls": {"effect_source": "VARCHAR"},
     "tool_definitions": {"annotations": "JSON"},
     "check_results": {"step_idx": "INTEGER"},
-    "check_runs": {"failed_cases": "VARCHAR[]", "runs": "BIGINT"},
+    "check_runs": {"failed_cases": "VARCHAR[]", "runs": "BIGINT", "runs_failed": "BIGINT"},
 }
 """Columns added since schema version 1 was first written: an earlier store gains them
 (`_upgrade`), an earlier export reads them as NULL."""

@@ -41,7 +41,10 @@ def test_check_saves_what_the_report_shows(saved):
         "SELECT count(DISTINCT (case_id, episode_id)) FROM check_results WHERE run_id = ? AND NOT passed",
         [run_id]).fetchall()[0][0] > 0
     assert counts["check_cases"] > 0 and counts["check_reasons"] > 0
-    assert con.execute("SELECT runs FROM check_runs WHERE run_id = ?", [run_id]).fetchall() == [(36,)]
+    failing = con.execute("SELECT count(DISTINCT episode_id) FROM check_results WHERE run_id = ? AND NOT passed",
+                          [run_id]).fetchall()[0][0]
+    assert con.execute("SELECT runs, runs_failed FROM check_runs WHERE run_id = ?", [run_id]).fetchall() == [
+        (36, failing)]
 
 
 @pytest.mark.parametrize("how", ["runs unknown", "store written before them", "rows lost"])
@@ -104,3 +107,28 @@ def test_every_command_module_is_known_to_the_cli():
         found |= {command.name: info.name for command in getattr(module, "COMMANDS", [])}
     assert found == COMMAND_MODULES
     assert set(all_commands()) == set(found)
+
+
+def test_more_failing_runs_than_check_saved_come_from_check_results(sample_store, tmp_path, monkeypatch):
+    # check saves a case's first FAILING_RUNS_SAVED failing runs: a report that holds more reads them all
+    import tracelab.saved
+    from tests.view.conftest import SUITE
+    from tracelab.check import check
+
+    store, _ = sample_store
+    copy = tmp_path / "store.duckdb"
+    shutil.copyfile(store, copy)
+    monkeypatch.setattr(tracelab.saved, "FAILING_RUNS_SAVED", 1)
+    run_id = check(copy, SUITE).run_id
+    con = duckdb.connect(str(copy))
+    most = con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM check_failing_runs WHERE run_id = ? "
+                       "GROUP BY case_id)", [run_id]).fetchall()[0][0]
+    assert most == 1
+    con.close()
+    saved = {n: report(copy, tmp_path / f"saved-{n}.html", "--max-runs", str(n)) for n in (1, 3)}
+    con = duckdb.connect(str(copy))
+    con.execute("UPDATE check_runs SET runs = NULL WHERE run_id = ?", [run_id])
+    con.close()
+    for n, expected in saved.items():
+        assert report(copy, tmp_path / f"computed-{n}.html", "--max-runs", str(n)) == expected
+    assert saved[1] != saved[3]

@@ -110,7 +110,7 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         UsageError: no saved check, or none with that id.
         StoreError: the store cannot be opened.
     """
-    from tracelab.saved import failed_cases, has_view_rows, resolve_run
+    from tracelab.saved import FAILING_RUNS_SAVED, failed_cases, has_view_rows, resolve_run
     from tracelab.show import check_leaked_strings
     from tracelab.store import Store, open_store
     from tracelab.view.runs import read_runs_json
@@ -123,9 +123,10 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     params = {"run": run_id}
     head = _rows(con, "check_run", params)[0]
     failed = failed_cases(con, run_id)
-    # what the check saved for the report, or (a check saved before it did) the same from check_results
+    # what the check saved for the report, or the same from check_results: for a check saved
+    # before it did, or more failing runs per case than it saved
     reasons_params = {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS}
-    if has_view_rows(con, run_id):
+    if max_runs <= FAILING_RUNS_SAVED and has_view_rows(con, run_id):
         assertions = _rows(con, "assertions_saved", params)
         reasons = _rows(con, "reasons_saved", reasons_params)
         counts = {r["case_id"]: r for r in _rows(con, "cases_saved", params)}
