@@ -33,7 +33,8 @@ REASONS_SAVED = 5
 SAMPLE_RUNS = 10
 """Run ids saved with each not-exercised reason (the first by id)."""
 FAILING_RUNS_SAVED = 200
-"""Failing runs saved per case, in the report's order: `view --max-runs` up to this many reads them."""
+"""Failing runs saved per case (the first by id of those that crossed a permission boundary, and as
+many of the others): `view --max-runs` up to this many reads them."""
 
 def result_columns(con: duckdb.DuckDBPyConnection) -> str:
     """The SELECT list of `RESULT_COLUMNS` over `check_results`, NULL for a column the store lacks."""
@@ -67,8 +68,7 @@ def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
         per_run = verdicts.group_by("case_id", "episode_id").agg(
             failed=(~pl.col("passed")).sum(),
             permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any())
-    failing = per_run.filter(pl.col("failed") > 0).select(
-        "case_id", "episode_id", pl.col("failed").cast(pl.Int64), "permission")
+    failing = per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
     per_case = {row["case_id"]: row for row in failing.group_by("case_id").agg(
         runs_failed=pl.len(), failed=pl.col("failed").sum(), permission=pl.col("permission").any()
     ).iter_rows(named=True)}
@@ -78,8 +78,13 @@ def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
          for case in result.cases if case.runs for counts in (per_case.get(case.id, none),)],
         schema={"case_id": pl.Utf8, "runs": pl.Int64, "runs_passed": pl.Int64, "failed": pl.Int64,
                 "permission": pl.Boolean}, orient="row")
-    shown = (failing.sort("case_id", "permission", "episode_id", descending=[False, True, False])
-             .group_by("case_id", maintain_order=True).head(FAILING_RUNS_SAVED))
+    # a case's first failing runs in the report's order (sql/view/failing_runs.sql): among the first
+    # of those that crossed a permission boundary and of the others, by id (no sort of them all)
+    firsts = failing.group_by("case_id").agg(
+        crossed=pl.col("episode_id").filter(pl.col("permission")).bottom_k(FAILING_RUNS_SAVED),
+        others=pl.col("episode_id").filter(~pl.col("permission")).bottom_k(FAILING_RUNS_SAVED))
+    shown = pl.concat([firsts.select("case_id", episode_id=column, permission=pl.lit(crossed)).explode("episode_id")
+                       for column, crossed in (("crossed", True), ("others", False))]).drop_nulls("episode_id")
     exercised = pl.col("exercised")
     # each assertion's rows: they come by assertion (one block each, or a few for `check --since`)
     blocks = (verdicts.select(pl.struct("case_id", "assertion_id", "assertion_type").rle().alias("block"))
