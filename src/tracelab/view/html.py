@@ -135,11 +135,17 @@ def _assertion(case_index: int, position: int, row: AssertionRow) -> str:
 
 
 def _run_links(episode_ids: tuple[str, ...], *, inline: bool = False) -> str:
-    links = [f'<a class="run-link id" href="#run-{escape(quote(e, safe=""), quote=True)}">{escape(e)}</a>'
-             for e in episode_ids]
+    links = [_run_link(e) for e in episode_ids]
     if inline:
         return ", ".join(links)
     return '<ul class="runs">' + "".join(f"<li>{link}</li>" for link in links) + "</ul>"
+
+
+@cache
+def _run_link(episode_id: str) -> str:
+    """A link to a run's timeline (a run is linked from its case and from each assertion it failed)."""
+    anchor = escape(quote(episode_id, safe=""), quote=True)
+    return f'<a class="run-link id" href="#run-{anchor}">{escape(episode_id)}</a>'
 
 
 def _matrix(report: Report) -> str:
