@@ -94,13 +94,16 @@ def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures
         marked[(row[0], row[1])] = {**dict(zip(_STEP_COLUMNS, row, strict=True)), "_marked": True}
     # a leak the stored text shows as it is (case aside) is found field by field below; the
     # others (an escape, a number written otherwise) are located in the transcript
-    found = {(row["episode_id"], needle) for (_, idx), row in marked.items()
-             for needle in needles
-             if any(needle.lower() in value.lower()
-                    for name in (STEP_FIELDS if idx is not None else RUN_FIELDS)
-                    if (value := row[name]) is not None)}
+    lowered = [(needle, needle.lower()) for needle in needles]
+    found: set[tuple[str, str]] = set()
+    for (_, idx), row in marked.items():
+        values = [value.lower() for name in (STEP_FIELDS if idx is not None else RUN_FIELDS)
+                  if (value := row[name]) is not None]
+        found.update((row["episode_id"], needle) for needle, low in lowered if any(low in value for value in values))
+    named = {reason: leaked_string(reason) for reason in {row["reason"] for row in failures
+                                                          if row["assertion_type"] == "must_not_leak"}}
     leaks = dict.fromkeys((row["episode_id"], needle) for row in failures if row["assertion_type"] == "must_not_leak"
-                          and (needle := leaked_string(row["reason"])) is not None)
+                          and (needle := named[row["reason"]]) is not None)
     holding = locate_leaks(con, [pair for pair in leaks if pair not in found])
     located = [key for key in holding if key not in marked]
     if located:
