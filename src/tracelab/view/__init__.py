@@ -1,9 +1,12 @@
 """`tracelab view`: a saved check as one self-contained HTML file (cli-and-results "`tracelab view`").
 
 `build_report` reads the saved check into a `Report` (a handful of set-based queries whatever
-the corpus size); `render_html` writes it out. The file holds at most `max_runs` failing runs
-per case, says how many it left out, and never holds a leaked string's fragments: a field
-that holds one is replaced by a notice naming the string (`tracelab.show`).
+the corpus size): its counts from the rows `tracelab check` saved for it (`saved.VIEW_TABLES`;
+computed from check_results for a check saved without them), its runs written as the report's
+JSON in DuckDB (`tracelab.view.runs`); `render_html` writes it out. Neither Polars nor the
+suite compiler is imported. The file holds at most `max_runs` failing runs per case, says how
+many it left out, and never holds a leaked string's fragments: a field that holds one is
+replaced by a notice naming the string (`tracelab.show`).
 """
 from __future__ import annotations
 
