@@ -184,3 +184,30 @@ def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked)
     found = con.execute("SELECT marked, text FROM view_steps").fetchall()
     assert found[0][0] or not marked
     assert found[0][1] == (text if found[0][0] else None)  # a marked step keeps its text whole for Python
+
+
+def test_a_leak_only_the_transcript_search_locates_is_withheld(sample_store, monkeypatch):
+    # a leak the stored text does not show as it is (an escape, a number written otherwise) is
+    # located as must_not_leak searched (show.locate_leaks); the report withholds what it points at,
+    # a step's field or the run's own, even where no field was marked as holding the string
+    import tracelab.view.runs as runs
+    from tracelab.show import withheld_notice
+
+    store, _ = sample_store
+    before = json.loads(build_report(store).runs.text)
+    run = before["runs"]["bk-008"]
+    text_before = [before["s"][p] for p in run["steps"][0][5] if isinstance(p, int)]
+    assert text_before and run["tail"] and run["tail"][0][0] == before["s"].index("output")
+    needle = "Jonas Weißmüller"
+
+    def located(con, leaks):
+        return {("bk-008", 0): {"text": {needle}}, ("bk-008", None): {"output": {needle}}}
+
+    monkeypatch.setattr(runs, "locate_leaks", located)
+    after = json.loads(build_report(store).runs.text)
+    run = after["runs"]["bk-008"]
+    s = after["s"]
+    step = run["steps"][0]
+    assert {"w": s.index(withheld_notice([needle], "text"))} in step[5]
+    assert not any(isinstance(p, int) and s[p] in text_before for p in step[5])
+    assert run["tail"][0] == [s.index("output"), [{"w": s.index(withheld_notice([needle], "output"))}]]

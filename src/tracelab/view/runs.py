@@ -88,18 +88,18 @@ def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures
     if not needles:
         return {}, {}
     marked: dict[tuple[str, int | None], dict[str, Any]] = {}
-    for row in con.execute(f"SELECT {', '.join(_HEAD_COLUMNS)} FROM view_heads WHERE marked").fetchall():
-        marked[(row[0], None)] = {**dict(zip(_HEAD_COLUMNS, row, strict=True)), "_marked": True}
-    for row in con.execute(f"SELECT {', '.join(_STEP_COLUMNS)} FROM view_steps WHERE marked").fetchall():
-        marked[(row[0], row[1])] = {**dict(zip(_STEP_COLUMNS, row, strict=True)), "_marked": True}
+    for head in con.execute(f"SELECT {', '.join(_HEAD_COLUMNS)} FROM view_heads WHERE marked").fetchall():
+        marked[(head[0], None)] = {**dict(zip(_HEAD_COLUMNS, head, strict=True)), "_marked": True}
+    for step in con.execute(f"SELECT {', '.join(_STEP_COLUMNS)} FROM view_steps WHERE marked").fetchall():
+        marked[(step[0], step[1])] = {**dict(zip(_STEP_COLUMNS, step, strict=True)), "_marked": True}
     # a leak the stored text shows as it is (case aside) is found field by field below; the
     # others (an escape, a number written otherwise) are located in the transcript
     lowered = [(needle, needle.lower()) for needle in needles]
     found: set[tuple[str, str]] = set()
-    for (_, idx), row in marked.items():
+    for (episode_id, idx), fields in marked.items():
         values = [value.lower() for name in (STEP_FIELDS if idx is not None else RUN_FIELDS)
-                  if (value := row[name]) is not None]
-        found.update((row["episode_id"], needle) for needle, low in lowered if any(low in value for value in values))
+                  if (value := fields[name]) is not None]
+        found.update((episode_id, needle) for needle, low in lowered if any(low in value for value in values))
     named = {reason: leaked_string(reason) for reason in {row["reason"] for row in failures
                                                           if row["assertion_type"] == "must_not_leak"}}
     leaks = dict.fromkeys((row["episode_id"], needle) for row in failures if row["assertion_type"] == "must_not_leak"
@@ -109,20 +109,23 @@ def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures
     if located:
         _table(con, "view_located", {"episode_id": ("VARCHAR", [key[0] for key in located]),
                                      "idx": ("INTEGER", [key[1] for key in located])})
-        rows = con.execute(f"SELECT {', '.join(f's.{c}' for c in _STEP_COLUMNS)} FROM view_shown_steps s "
-                           "JOIN view_located USING (episode_id, idx)").fetchall()
-        marked |= {(row[0], row[1]): {**dict(zip(_STEP_COLUMNS, row, strict=True)), "_marked": False} for row in rows}
-        rows = con.execute(f"SELECT {', '.join(_HEAD_COLUMNS)} FROM view_heads "
-                           "WHERE episode_id IN (SELECT episode_id FROM view_located WHERE idx IS NULL)").fetchall()
-        marked |= {(row[0], None): {**dict(zip(_HEAD_COLUMNS, row, strict=True)), "_marked": False} for row in rows}
+        steps_found = con.execute(f"SELECT {', '.join(f's.{c}' for c in _STEP_COLUMNS)} FROM view_shown_steps s "
+                                  "JOIN view_located USING (episode_id, idx)").fetchall()
+        marked |= {(step[0], step[1]): {**dict(zip(_STEP_COLUMNS, step, strict=True)), "_marked": False}
+                   for step in steps_found}
+        heads_found = con.execute(f"SELECT {', '.join(_HEAD_COLUMNS)} FROM view_heads WHERE episode_id IN "
+                                  "(SELECT episode_id FROM view_located WHERE idx IS NULL)").fetchall()
+        marked |= {(head[0], None): {**dict(zip(_HEAD_COLUMNS, head, strict=True)), "_marked": False}
+                   for head in heads_found}
     withheld: Withheld = {}
     steps: dict[tuple[str, int], dict[str, Any]] = {}
-    for key, row in marked.items():
-        held = _withheld(row, STEP_FIELDS if key[1] is not None else RUN_FIELDS, holding.get(key, {}), needles)
+    for (episode_id, idx), fields in marked.items():
+        held = _withheld(fields, STEP_FIELDS if idx is not None else RUN_FIELDS, holding.get((episode_id, idx), {}),
+                         needles)
         if held:
-            withheld[key] = held
-            if key[1] is not None:
-                steps[key] = row  # type: ignore[index]
+            withheld[(episode_id, idx)] = held
+            if idx is not None:
+                steps[(episode_id, idx)] = fields
     return withheld, steps
 
 
