@@ -97,7 +97,9 @@ CREATE TABLE IF NOT EXISTS check_runs (
     elapsed_ms   BIGINT,
     cases        VARCHAR[],     -- the case ids this run checked (for `check --since`)
     since_run    VARCHAR,       -- the run it continued, for an incremental check
-    failed_cases VARCHAR[]      -- the checked cases that failed (docs/suites.md §5), for `tracelab view`
+    failed_cases VARCHAR[],     -- the checked cases that failed (docs/suites.md §5), for `tracelab view`
+    runs         BIGINT,        -- the runs the checked cases selected, for `tracelab view` (NULL: saved without check_cases & co)
+    runs_failed  BIGINT         -- of those, the runs that failed a result of a case selecting them, for `tracelab view`
 );
 
 CREATE TABLE IF NOT EXISTS check_results (

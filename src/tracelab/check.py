@@ -151,16 +151,21 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con = store.con
     con.begin()
     try:
-        con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
-                    "since_run, failed_cases) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [run_id, suite.name, suite.sha256, started, elapsed_ms,
-                     [case.id for case in result.cases], since,
-                     [case.id for case in result.cases if not case.passed]])
         import polars as pl
 
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
+        from tracelab.saved import runs_failed, view_rows
 
+        rows = view_rows(result)  # what `tracelab view` reads
+        con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
+                    "since_run, failed_cases, runs, runs_failed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [run_id, suite.name, suite.sha256, started, elapsed_ms,
+                     [case.id for case in result.cases], since,
+                     [case.id for case in result.cases if not case.passed], result.summary.runs,
+                     runs_failed(result)])
         insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
+        for table, frame in rows.items():
+            insert_arrow(con, table, frame.with_columns(run_id=pl.lit(run_id)))
         con.commit()
     except BaseException:
         con.rollback()

@@ -3,6 +3,13 @@
 `show --check` and `view` read them; so does `check --since`. A store written before a
 column existed (`check_results.step_idx`: `store.ADDED_COLUMNS`) gains it when opened
 (`store._upgrade`); a file that cannot be written reads the missing column as NULL.
+
+With them a check saves the few rows `tracelab view` shows (`VIEW_TABLES`: per case, its first
+failing runs, per assertion, the reasons results were not exercised; `check_runs.runs` and
+`runs_failed`),
+so that the report reads a few hundred rows rather than grouping every result again. A check
+saved before they existed, or by `check --engine spark`, has none (`runs` is NULL): the report
+then computes them from check_results.
 """
 from __future__ import annotations
 
@@ -12,10 +19,22 @@ from tracelab.errors import UsageError
 
 if TYPE_CHECKING:
     import duckdb
+    import polars as pl
+
+    from tracelab.suite.results import CheckResult
 
 RESULT_COLUMNS = ("case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised",
                   "reason", "step_idx")
 """The columns of a verdict row as `check_results` holds them (run_id aside)."""
+VIEW_TABLES = ("check_cases", "check_failing_runs", "check_assertions", "check_reasons")
+"""What a check saves for `tracelab view` besides its results (sql/schema/<table>.sql)."""
+REASONS_SAVED = 5
+"""Not-exercised reasons saved per assertion, most frequent first."""
+SAMPLE_RUNS = 10
+"""Run ids saved with each not-exercised reason (the first by id)."""
+FAILING_RUNS_SAVED = 200
+"""Failing runs saved per case (the first by id of those that crossed a permission boundary, and as
+many of the others): `view --max-runs` up to this many reads them."""
 
 def result_columns(con: duckdb.DuckDBPyConnection) -> str:
     """The SELECT list of `RESULT_COLUMNS` over `check_results`, NULL for a column the store lacks."""
@@ -27,6 +46,93 @@ def result_columns(con: duckdb.DuckDBPyConnection) -> str:
     ).fetchall()}
     return ", ".join(name if name in present or name not in added else f"NULL::{added[name]} AS {name}"
                      for name in RESULT_COLUMNS)
+
+
+def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
+    """The rows of `VIEW_TABLES` for a check's result (run_id aside), as the report would
+    otherwise compute them from check_results (sql/view/case_runs.sql, cases.sql, assertions.sql,
+    reasons.sql, failing_runs.sql), and the runs that failed a result (`check_runs.runs_failed`).
+
+    Each is found from the (case, run) rows the check grouped already (`CheckResult.per_run`), the
+    failed or not-exercised rows, or the rows' runs of one assertion (they come by assertion):
+    a few hundredths of a second at 100k runs, for a check of several seconds. `pos` numbers the
+    rows as check_results holds them: the verdicts are saved in this order.
+    """
+    import polars as pl
+
+    from tracelab.suite.results import PERMISSION_TYPES
+
+    verdicts = result.verdicts
+    per_run = result.per_run
+    if per_run is None:  # a result built elsewhere (tracelab.spark): group the rows here
+        per_run = verdicts.group_by("case_id", "episode_id").agg(
+            failed=(~pl.col("passed")).sum(),
+            permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any())
+    failing = per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
+    per_case = {row["case_id"]: row for row in failing.group_by("case_id").agg(
+        runs_failed=pl.len(), failed=pl.col("failed").sum(), permission=pl.col("permission").any()
+    ).iter_rows(named=True)}
+    none = {"runs_failed": 0, "failed": 0, "permission": False}
+    cases = pl.DataFrame(
+        [(case.id, case.runs, case.runs - counts["runs_failed"], counts["failed"], bool(counts["permission"]))
+         for case in result.cases if case.runs for counts in (per_case.get(case.id, none),)],
+        schema={"case_id": pl.Utf8, "runs": pl.Int64, "runs_passed": pl.Int64, "failed": pl.Int64,
+                "permission": pl.Boolean}, orient="row")
+    # a case's first failing runs in the report's order (sql/view/failing_runs.sql): among the first
+    # of those that crossed a permission boundary and of the others, by id (no sort of them all)
+    firsts = failing.group_by("case_id").agg(
+        crossed=pl.col("episode_id").filter(pl.col("permission")).bottom_k(FAILING_RUNS_SAVED),
+        others=pl.col("episode_id").filter(~pl.col("permission")).bottom_k(FAILING_RUNS_SAVED))
+    shown = pl.concat([firsts.select("case_id", episode_id=column, permission=pl.lit(crossed)).explode("episode_id")
+                       for column, crossed in (("crossed", True), ("others", False))]).drop_nulls("episode_id")
+    exercised = pl.col("exercised")
+    # each assertion's rows: they come by assertion (one block each, or a few for `check --since`)
+    blocks = (verdicts.select(pl.struct("case_id", "assertion_id", "assertion_type").rle().alias("block"))
+              .unnest("block").unnest("value")
+              .with_columns(pos=pl.col("len").cum_sum() - pl.col("len")))
+    assertions = blocks.group_by("case_id", "assertion_id", maintain_order=True).agg(
+        assertion_type=pl.col("assertion_type").first(), pos=pl.col("pos").min().cast(pl.Int64),
+        runs=pl.col("len").sum().cast(pl.Int64))
+    not_yes = verdicts.filter(~pl.col("passed") | (exercised != "yes"))
+    counts = not_yes.group_by("case_id", "assertion_id").agg(
+        failed=(~pl.col("passed")).sum().cast(pl.Int64), no=(exercised == "no").sum().cast(pl.Int64),
+        unknown=(exercised == "unknown").sum().cast(pl.Int64))
+    assertions = (assertions.join(counts, on=["case_id", "assertion_id"], how="left", maintain_order="left")
+                  .with_columns(pl.col("failed", "no", "unknown").fill_null(0))
+                  .select("case_id", "assertion_id", "assertion_type", "pos", "runs",
+                          passed=pl.col("runs") - pl.col("failed"),
+                          yes=pl.col("runs") - pl.col("no") - pl.col("unknown"), no="no", unknown="unknown"))
+    reasons = (not_yes.filter(exercised == "no")
+               .group_by("case_id", "assertion_id", "reason")
+               .agg(runs=pl.len().cast(pl.Int64), sample=pl.col("episode_id").sort().head(SAMPLE_RUNS))
+               .sort("case_id", "assertion_id", "runs", "reason", descending=[False, False, True, False],
+                     nulls_last=True)
+               .group_by("case_id", "assertion_id", maintain_order=True).head(REASONS_SAVED))
+    return {"check_failing_runs": shown, "check_cases": cases, "check_assertions": assertions,
+            "check_reasons": reasons}
+
+
+def runs_failed(result: CheckResult) -> int:
+    """How many runs failed a result of a case selecting them (`check_runs.runs_failed`)."""
+    import polars as pl
+
+    per_run = result.per_run
+    if per_run is None:
+        return int(result.verdicts.filter(~pl.col("passed"))["episode_id"].n_unique())
+    return int(per_run.filter(pl.col("failed") > 0)["episode_id"].n_unique())
+
+
+def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
+    """Whether saved check `run_id` has the rows `tracelab view` reads (`VIEW_TABLES`)."""
+    present = {row[0] for row in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE table_name = ANY(?) AND NOT temporary",
+        [list(VIEW_TABLES)]).fetchall()}
+    if present != set(VIEW_TABLES):
+        return False  # a read-only store written before they existed, or a Parquet store
+    # a check saved with them has its numbers of runs (check_runs), and a case row if it had runs
+    return bool(con.execute(
+        "SELECT count(*) FROM check_runs WHERE run_id = $run AND runs IS NOT NULL AND runs_failed IS NOT NULL "
+        "AND (runs = 0 OR EXISTS (SELECT 1 FROM check_cases WHERE run_id = $run))", {"run": run_id}).fetchall()[0][0])
 
 
 def failed_cases(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | None:
@@ -74,4 +180,5 @@ def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str
     return found, suite, elapsed_ms
 
 
-__all__ = ["RESULT_COLUMNS", "failed_cases", "has_saved_checks", "resolve_run", "result_columns"]
+__all__ = ["FAILING_RUNS_SAVED", "RESULT_COLUMNS", "VIEW_TABLES", "failed_cases", "has_saved_checks", "has_view_rows",
+           "resolve_run", "result_columns", "runs_failed", "view_rows"]

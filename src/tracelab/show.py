@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql
 
 if TYPE_CHECKING:
     import duckdb
+    import polars as pl
 
     from tracelab.store import Store
 
@@ -158,6 +157,8 @@ def show_run(store: Store | str | os.PathLike[str], episode_id: str, check_run_i
 
 def saved_failures(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Sequence[str]) -> pl.DataFrame:
     """The failed results of saved check `run_id` for these runs (`saved.RESULT_COLUMNS`)."""
+    import polars as pl
+
     from tracelab.saved import result_columns
 
     with _shown(con, episode_ids):
@@ -217,6 +218,8 @@ def read_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
         check_run_id: the saved check the failures come from.
         checked: the runs the check has results for.
     """
+    import polars as pl
+
     needles = tuple(dict.fromkeys(n for n in needles if n))
     with _shown(con, episode_ids):
         heads = _marked(pl.DataFrame(con.sql(load_sql("show/episodes"))), RUN_FIELDS, needles)
@@ -274,6 +277,8 @@ def _withhold(frame: pl.DataFrame, fields: tuple[str, ...],
 
     Only the rows `_marked` flagged, or where the transcript search located a leak (`holding`),
     are looked at one by one."""
+    import polars as pl
+
     has_idx = "idx" in frame.columns
     frame = frame.with_row_index("_row")
     look = frame.filter(pl.col("_marked"))
@@ -299,6 +304,8 @@ def _withhold(frame: pl.DataFrame, fields: tuple[str, ...],
 
 
 def _positions(rows: Iterable[int]) -> pl.Series:
+    import polars as pl
+
     return pl.Series(sorted(rows), dtype=pl.UInt32).implode()
 
 
@@ -323,6 +330,8 @@ def _withheld(row: dict[str, Any], fields: tuple[str, ...], holding: dict[str, s
 def _marked(frame: pl.DataFrame, fields: tuple[str, ...], needles: tuple[str, ...]) -> pl.DataFrame:
     """`_marked`: whether some field may hold a needle (case-insensitively, JSON escapes
     decoded), found for all rows at once; `_withheld` then looks at those few rows only."""
+    import polars as pl
+
     if not needles or frame.height == 0:
         return frame.with_columns(_marked=pl.lit(False))
     lowered = [n.lower() for n in needles]
@@ -346,6 +355,8 @@ def _found(heads: pl.DataFrame, steps: pl.DataFrame, needles: tuple[str, ...]) -
     """(episode_id, needle): the runs whose stored text shows a needle as it is (case aside).
 
     Only rows `_marked` can: a needle shown as it is is one of the strings it looked for."""
+    import polars as pl
+
     pairs = [pl.DataFrame(schema={"episode_id": pl.Utf8, "needle": pl.Utf8})]
     marked = [(frame.filter(pl.col("_marked")), fields)
               for frame, fields in ((heads, RUN_FIELDS), (steps, STEP_FIELDS))]
@@ -363,17 +374,30 @@ def _holding(con: duckdb.DuckDBPyConnection, failures: pl.DataFrame | None, foun
     check found in these runs that their stored text does not show as it is (an escape, a number
     written otherwise), located as must_not_leak searched: the transcript. The others are found
     field by field in `_withheld`, so the transcript of thousands of runs is not rebuilt."""
+    import polars as pl
+
     if failures is None or failures.height == 0:
         return {}
     leaks = (failures.filter(pl.col("assertion_type") == "must_not_leak")
              .select("episode_id", needle=pl.col("reason").map_elements(leaked_string, return_dtype=pl.Utf8))
-             .drop_nulls().unique().join(found, on=["episode_id", "needle"], how="anti")
-             .with_columns(unit_id=pl.lit(0, pl.Int64)))
-    if leaks.height == 0:
-        return {}
-    from tracelab.suite.locate import leak_fragments  # the suite compiler: only when needed
+             .drop_nulls().unique().join(found, on=["episode_id", "needle"], how="anti"))
+    return locate_leaks(con, leaks.rows())
 
-    found = leak_fragments(con, leaks)
+
+def locate_leaks(con: duckdb.DuckDBPyConnection, leaks: Iterable[tuple[str, str]]
+                 ) -> dict[tuple[str, int | None], dict[str, set[str]]]:
+    """(run, step idx or None for the episode) -> field -> the strings it holds, for each
+    (episode_id, leaked string) of `leaks`, located as must_not_leak searched: the transcript
+    (`tracelab.suite.locate`, which imports the suite compiler and Polars: only when needed)."""
+    leaks = list(leaks)
+    if not leaks:
+        return {}
+    import polars as pl
+
+    from tracelab.suite.locate import leak_fragments
+
+    frame = pl.DataFrame(leaks, schema={"episode_id": pl.Utf8, "needle": pl.Utf8}, orient="row")
+    found = leak_fragments(con, frame.with_columns(unit_id=pl.lit(0, pl.Int64)))
     out: dict[tuple[str, int | None], dict[str, set[str]]] = {}
     for row in found.iter_rows(named=True):
         fields = out.setdefault((row["episode_id"], row["step_idx"]), {})
@@ -386,6 +410,8 @@ class _shown:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str]) -> None:
         self.con = con
+        import polars as pl
+
         self.frame = pl.DataFrame({"episode_id": list(dict.fromkeys(episode_ids))}, schema={"episode_id": pl.Utf8})
 
     def __enter__(self) -> None:

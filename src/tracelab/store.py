@@ -33,14 +33,14 @@ TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
 """In creation order: `executed_writes` and `tool_availability` read `calls`."""
-ADDED_TABLES = frozenset({"tool_effects"})
+ADDED_TABLES = frozenset({"tool_effects", "check_cases", "check_failing_runs", "check_assertions", "check_reasons"})
 """Tables an earlier store or export may lack (sql/schema/<table>.sql): read as empty."""
 ADDED_COLUMNS = {
     "sources": {"file_size": "BIGINT", "file_mtime_ns": "BIGINT"},
     "tool_calls": {"effect_source": "VARCHAR"},
     "tool_definitions": {"annotations": "JSON"},
     "check_results": {"step_idx": "INTEGER"},
-    "check_runs": {"failed_cases": "VARCHAR[]"},
+    "check_runs": {"failed_cases": "VARCHAR[]", "runs": "BIGINT", "runs_failed": "BIGINT"},
 }
 """Columns added since schema version 1 was first written: an earlier store gains them
 (`_upgrade`), an earlier export reads them as NULL."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tests.reliability.support import run_cli
 from tracelab.view import build_report
 
@@ -85,34 +87,39 @@ def test_an_unwritable_output_is_one_line(sample_store, tmp_path):
 
 
 def test_each_step_shows_what_it_holds_clipped_or_withheld():
-    # the report's steps are written set-wise: every case the timeline draws, on one hand-made run
-    from types import SimpleNamespace
+    # the report's steps are written set-wise in DuckDB: every case the timeline draws, on one hand-made run
+    import duckdb
 
-    import polars as pl
+    from tracelab.show import Failure, withheld_notice
+    from tracelab.sqlfiles import run_script
+    from tracelab.view.runs import CLIP, runs_json
 
-    from tracelab.show import Failure, RunTable, withheld_notice
-    from tracelab.view.html import CLIP, _runs
-
-    heads = pl.DataFrame({"episode_id": ["r1"], "agent": ["bot"], "agent_version": [None], "model": ["m"],
-                          "case_id": ["c"], "termination": ["completed"], "reward": [0.5], "n_steps": [5],
-                          "input": ["hi"], "output": [None], "error": ["y" * (CLIP + 1)], "withheld": [True]},
-                         schema_overrides={"n_steps": pl.Int32})
-    steps = pl.DataFrame({
-        "episode_id": ["r1"] * 5, "idx": [0, 1, 2, 3, 4],
-        "kind": ["user", "tool_call", "tool_result", "assistant", "tool_call"],
-        "name": [None, "lookup", None, "", None], "call_id": [None] * 5,
-        "text": ["x" * CLIP, "why", None, "", None], "error": [None, None, "e" * (CLIP + 5), None, None],
-        "data": [None, '{"a":1}', '{"r":2}', '{"d":3}', None], "status": [None, "ok", "error", None, None],
-        "effect": [None, "read", None, None, None], "duration_ms": [None] * 5,
-        "withheld": [False, False, False, False, True]},
-        schema_overrides={"idx": pl.Int32, "duration_ms": pl.Float64, "call_id": pl.Utf8})
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE view_shown_steps (episode_id VARCHAR, idx INTEGER, kind VARCHAR, name VARCHAR, "
+                "call_id VARCHAR, text VARCHAR, error VARCHAR, data VARCHAR, status VARCHAR, effect VARCHAR, "
+                "duration_ms DOUBLE)")
+    con.executemany("INSERT INTO view_shown_steps VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)", [
+        ("r1", 0, "user", None, "x" * CLIP, None, None, None, None),
+        ("r1", 1, "tool_call", "lookup", "why\x1f", None, '{"a":1}', "ok", "read"),
+        ("r1", 2, "tool_result", None, None, "e" * (CLIP + 5), '{"r":2}', "error", None),
+        ("r1", 3, "assistant", "", "", None, '{"d":3}', None, None),
+        ("r1", 4, "tool_call", "s3cret", None, None, '{"k":"s3cret"}', None, None),
+    ])
+    con.execute("CREATE TEMP TABLE episodes AS SELECT 'r1' AS episode_id, 'bot' AS agent, "
+                "NULL::VARCHAR AS agent_version, 'm' AS model, 'c' AS case_id, 'completed' AS termination, "
+                "0.5::DOUBLE AS reward, 5 AS n_steps, 'hi' AS input, 's3cret' AS output, ? AS error",
+                ["y" * (CLIP + 1)])
+    con.execute("CREATE TEMP TABLE show_runs AS SELECT 'r1' AS episode_id")
+    run_script(con, "view/runs_heads", {"needles": []})
+    run_script(con, "view/runs_read", {"needles": [], "clip": CLIP})
     leak = Failure("c", "must_not_leak[0]", "must_not_leak", 'LEAKED "s3cret"', 4)
     whole = Failure("c", "tools_called[0]", "tools_called", None, None)
     elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
-    table = RunTable(heads, steps, {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)},
-                                    ("r1", None): {"output": ("s3cret",)}},
-                     {"r1": (leak, whole, elsewhere)})
-    data = json.loads(_runs(SimpleNamespace(runs=table)))
+    withheld = {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)}, ("r1", None): {"output": ("s3cret",)}}
+    held_step = {"kind": "tool_call", "name": "s3cret", "text": None, "data": '{"k":"s3cret"}', "error": None}
+    written = runs_json(con, withheld, {("r1", 4): held_step}, {"r1": (leak, whole, elsewhere)})
+    assert '"why\\u001f"' in written  # a control character escaped as orjson escapes it
+    data = json.loads(written)
     s = data["s"]
 
     def text(value):
@@ -131,7 +138,7 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
     assert [[idx, *(text(v) for v in values), failures and text(failures)]
             for idx, *values, failures in run["steps"]] == [
         [0, "user", None, None, None, ["x" * CLIP], 0],  # exactly CLIP characters: not clipped
-        [1, "tool_call", "lookup", "ok", "read", ['{"a":1}', "why"], 0],  # a call: its args, then its text
+        [1, "tool_call", "lookup", "ok", "read", ['{"a":1}', "why\x1f"], 0],  # a call: its args, then its text
         [2, "tool_result", None, "error", None, ['{"r":2}', {"e": 1}, "e" * CLIP, {"c": 5}], 0],
         [3, "assistant", "", None, None, [], 0],  # an empty text shows nothing (not the data)
         [4, "tool_call", withheld_notice(["s3cret"], "name"), None, None,
@@ -150,3 +157,57 @@ def test_view_never_imports_the_suite_compiler(sample_store):
             f"build_report({str(store)!r})\nprint(sorted(m for m in sys.modules if m.startswith('tracelab.suite')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("needle", "text", "marked"), [
+    ("S3cret", "the s3CRET is out", True),  # case aside
+    ("s3cret", "nothing here", False),
+    ("οδος", "ΟΔΟΣ", True),  # Python lowers a final Σ to ς, DuckDB to σ: marked all the same
+    ("i̇stanbul", "İSTANBUL", True),  # Python lowers İ to i + a combining dot, DuckDB to i
+    ("weiß", "WEISS", False),  # no lowering makes these equal
+])
+def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked):
+    # sql/view/runs_read.sql narrows which steps Python reads field by field (show._withheld): it
+    # must never leave out one that Python's lowering finds the string in
+    import duckdb
+
+    from tracelab.sqlfiles import run_script
+    from tracelab.view.runs import CLIP
+
+    assert (needle.lower() in text.lower()) == marked
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE view_shown_steps AS SELECT 'r1' AS episode_id, 0 AS idx, 'assistant' AS kind, "
+                "NULL::VARCHAR AS name, ? AS text, NULL::VARCHAR AS error, '{\"n\":1}' AS data, "
+                "NULL::VARCHAR AS status, NULL::VARCHAR AS effect", [text])
+    con.execute("CREATE TEMP TABLE view_runs AS SELECT 'r1' AS episode_id, 0::BIGINT AS run")
+    run_script(con, "view/runs_read", {"needles": [needle], "clip": CLIP})
+    found = con.execute("SELECT marked, text FROM view_steps").fetchall()
+    assert found[0][0] or not marked
+    assert found[0][1] == (text if found[0][0] else None)  # a marked step keeps its text whole for Python
+
+
+def test_a_leak_only_the_transcript_search_locates_is_withheld(sample_store, monkeypatch):
+    # a leak the stored text does not show as it is (an escape, a number written otherwise) is
+    # located as must_not_leak searched (show.locate_leaks); the report withholds what it points at,
+    # a step's field or the run's own, even where no field was marked as holding the string
+    import tracelab.view.runs as runs
+    from tracelab.show import withheld_notice
+
+    store, _ = sample_store
+    before = json.loads(build_report(store).runs.text)
+    run = before["runs"]["bk-008"]
+    text_before = [before["s"][p] for p in run["steps"][0][5] if isinstance(p, int)]
+    assert text_before and run["tail"] and run["tail"][0][0] == before["s"].index("output")
+    needle = "Jonas Weißmüller"
+
+    def located(con, leaks):
+        return {("bk-008", 0): {"text": {needle}}, ("bk-008", None): {"output": {needle}}}
+
+    monkeypatch.setattr(runs, "locate_leaks", located)
+    after = json.loads(build_report(store).runs.text)
+    run = after["runs"]["bk-008"]
+    s = after["s"]
+    step = run["steps"][0]
+    assert {"w": s.index(withheld_notice([needle], "text"))} in step[5]
+    assert not any(isinstance(p, int) and s[p] in text_before for p in step[5])
+    assert run["tail"][0] == [s.index("output"), [{"w": s.index(withheld_notice([needle], "output"))}]]

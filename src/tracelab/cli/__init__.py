@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import importlib
 import signal
 import sys
 import threading
@@ -42,8 +43,27 @@ def _interrupted(ctx: click.Context) -> Interrupted:
                        "the store holds only what was committed before it")
 
 
+COMMAND_MODULES = {"ingest": "ingest", "sql": "query", "info": "query", "export": "query", "check": "check",
+                   "cover": "cover", "lint": "cover", "effects": "effects", "generate": "data", "formats": "data",
+                   "demo": "demo", "show": "show", "view": "view"}
+"""Each command's module (`tracelab.cli.<module>`, whose COMMANDS hold it): a command imports its
+own module only, not every command's (a few hundredths of a second of a short command's start)."""
+
+
 class _ErrorBoundary(click.Group):
-    """The one place where domain errors become exit codes (so CliRunner sees what users see)."""
+    """The one place where domain errors become exit codes (so CliRunner sees what users see).
+
+    Its commands are loaded when first looked up (`COMMAND_MODULES`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.commands.keys() | COMMAND_MODULES.keys())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            module = importlib.import_module(f"tracelab.cli.{COMMAND_MODULES[cmd_name]}")
+            for command in module.COMMANDS:
+                self.add_command(command)
+        return self.commands.get(cmd_name)
 
     def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def]
         try:
@@ -80,15 +100,11 @@ def cli() -> None:
     """
 
 
-def _register() -> None:
-    from tracelab.cli import check, cover, data, demo, effects, ingest, query, show, view
+def all_commands() -> dict[str, click.Command]:
+    """Every command of `tracelab`, by name (each module loaded)."""
+    return {name: command for name in cli.list_commands(click.Context(cli))
+            if (command := cli.get_command(click.Context(cli), name)) is not None}
 
-    for module in (ingest, query, check, cover, effects, data, demo, show, view):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 # At exit, the collector would walk every object of Polars' and DuckDB's modules (a tenth to a
 # quarter of a second, most of a short command's teardown) only to find no garbage worth

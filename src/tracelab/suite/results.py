@@ -70,6 +70,9 @@ class CheckResult:
     cases: tuple[CaseVerdict, ...]
     summary: Summary
     strict: bool = False
+    per_run: pl.DataFrame | None = None
+    """One row per (case, run) the case selected: case_id, episode_id, ok, permission, and
+    `failed`, how many of the case's results the run failed (what `check` saves for `view`)."""
 
     @property
     def passed(self) -> bool:
@@ -111,6 +114,7 @@ def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
     per_run = verdicts.group_by("case_id", "episode_id").agg(
         ok=run_ok.all(),
         permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any(),
+        failed=(~pl.col("passed")).sum(),
     )
     per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
         runs=pl.len(), runs_passed=pl.col("ok").sum(), permission=pl.col("permission").any(),
@@ -128,7 +132,7 @@ def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
         not_exercised=int((exercised == "no").sum()),
         unknown=int((exercised == "unknown").sum()),
     )
-    return CheckResult(suite, verdicts, verdict_list, summary, strict)
+    return CheckResult(suite, verdicts, verdict_list, summary, strict, per_run)
 
 
 def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:

@@ -1,9 +1,12 @@
 """`tracelab view`: a saved check as one self-contained HTML file (cli-and-results "`tracelab view`").
 
 `build_report` reads the saved check into a `Report` (a handful of set-based queries whatever
-the corpus size); `render_html` writes it out. The file holds at most `max_runs` failing runs
-per case, says how many it left out, and never holds a leaked string's fragments: a field
-that holds one is replaced by a notice naming the string (`tracelab.show`).
+the corpus size): its counts from the rows `tracelab check` saved for it (`saved.VIEW_TABLES`;
+computed from check_results for a check saved without them), its runs written as the report's
+JSON in DuckDB (`tracelab.view.runs`); `render_html` writes it out. Neither Polars nor the
+suite compiler is imported. The file holds at most `max_runs` failing runs per case, says how
+many it left out, and never holds a leaked string's fragments: a field that holds one is
+replaced by a notice naming the string (`tracelab.show`).
 """
 from __future__ import annotations
 
@@ -19,15 +22,15 @@ from tracelab.sqlfiles import load_sql, run_script
 if TYPE_CHECKING:
     import duckdb
 
-    from tracelab.show import RunTable
     from tracelab.store import Store
+    from tracelab.view.runs import RunsJson
 
 MAX_RUNS = 50
 """Failing runs per case the report holds by default (`--max-runs`)."""
 REASONS_SHOWN = 5
-"""Not-exercised reasons per assertion, most frequent first."""
+"""Not-exercised reasons per assertion, most frequent first (at most `saved.REASONS_SAVED`)."""
 SAMPLE_RUNS = 10
-"""Run ids listed with each not-exercised reason."""
+"""Run ids listed with each not-exercised reason (at most `saved.SAMPLE_RUNS`)."""
 PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
 
 
@@ -95,8 +98,8 @@ class Report:
     store: str
     max_runs: int
     cases: tuple[CaseRow, ...]
-    runs: RunTable
-    """The failing runs the file holds, with their steps."""
+    runs: RunsJson
+    """The failing runs the file holds, with their steps, as the JSON the report's script reads."""
     summary: dict[str, int] = field(default_factory=dict)
     verdicts_saved: bool = True
     """False for a check saved before case verdicts were: a case then counts as failed when a run failed."""
@@ -110,9 +113,10 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         UsageError: no saved check, or none with that id.
         StoreError: the store cannot be opened.
     """
-    from tracelab.saved import failed_cases, resolve_run
-    from tracelab.show import check_leaked_strings, read_runs, saved_failures
+    from tracelab.saved import FAILING_RUNS_SAVED, failed_cases, has_view_rows, resolve_run
+    from tracelab.show import check_leaked_strings
     from tracelab.store import Store, open_store
+    from tracelab.view.runs import read_runs_json
 
     if not isinstance(store, Store):
         with open_store(store, read_only=True, create=False) as opened:
@@ -122,23 +126,31 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     params = {"run": run_id}
     head = _rows(con, "check_run", params)[0]
     failed = failed_cases(con, run_id)
-    assertions = _rows(con, "assertions", params)
-    reasons = _rows(con, "reasons", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
-    run_script(con, "view/case_runs", params)
-    try:
-        counts = {r["case_id"]: r for r in _rows(con, "cases", {})}
-        shown = _rows(con, "failing_runs", {"max_runs": max_runs})
-        runs_summary = _rows(con, "summary", {})[0]
-    finally:
-        run_script(con, "view/cleanup")
+    # what the check saved for the report, or the same from check_results: for a check saved
+    # before it did, or more failing runs per case than it saved
+    reasons_params = {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS}
+    if max_runs <= FAILING_RUNS_SAVED and has_view_rows(con, run_id):
+        assertions = _rows(con, "assertions_saved", params)
+        reasons = _rows(con, "reasons_saved", reasons_params)
+        counts = {r["case_id"]: r for r in _rows(con, "cases_saved", params)}
+        shown = _rows(con, "failing_runs_saved", {**params, "max_runs": max_runs})
+        runs_summary = _rows(con, "summary_saved", params)[0]
+    else:
+        assertions = _rows(con, "assertions", params)
+        reasons = _rows(con, "reasons", reasons_params)
+        run_script(con, "view/case_runs", params)
+        try:
+            counts = {r["case_id"]: r for r in _rows(con, "cases", {})}
+            shown = _rows(con, "failing_runs", {"max_runs": max_runs})
+            runs_summary = _rows(con, "summary", {})[0]
+        finally:
+            run_script(con, "view/cleanup")
     episode_ids = list(dict.fromkeys(r["episode_id"] for r in shown))
-    failures = saved_failures(con, run_id, episode_ids)
-    runs = read_runs(con, episode_ids, failures=failures, needles=check_leaked_strings(con, run_id),
-                     check_run_id=run_id, checked=episode_ids)
+    runs, failures = read_runs_json(con, run_id, episode_ids, check_leaked_strings(con, run_id))
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
     by_case: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name, rows in (("assertions", assertions), ("shown", shown), ("reasons", reasons),
-                       ("failures", failures.to_dicts())):
+                       ("failures", failures)):
         for row in rows:
             by_case.setdefault(row["case_id"], {}).setdefault(name, []).append(row)
     cases = [_case(case_id, counts.get(case_id), failed, by_case.get(case_id, {})) for case_id in case_ids]

@@ -9,19 +9,12 @@ from __future__ import annotations
 from functools import cache
 from html import escape
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    import polars as pl
-
-    from tracelab.show import Failure, RunTable
     from tracelab.view import AssertionRow, CaseRow, Report
 
-CLIP = 240
-"""Characters of a step's args or text the file holds; the rest is `tracelab show --full`."""
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
 
@@ -142,11 +135,17 @@ def _assertion(case_index: int, position: int, row: AssertionRow) -> str:
 
 
 def _run_links(episode_ids: tuple[str, ...], *, inline: bool = False) -> str:
-    links = [f'<a class="run-link id" href="#run-{escape(quote(e, safe=""), quote=True)}">{escape(e)}</a>'
-             for e in episode_ids]
+    links = [_run_link(e) for e in episode_ids]
     if inline:
         return ", ".join(links)
     return '<ul class="runs">' + "".join(f"<li>{link}</li>" for link in links) + "</ul>"
+
+
+@cache
+def _run_link(episode_id: str) -> str:
+    """A link to a run's timeline (a run is linked from its case and from each assertion it failed)."""
+    anchor = escape(quote(episode_id, safe=""), quote=True)
+    return f'<a class="run-link id" href="#run-{anchor}">{escape(episode_id)}</a>'
 
 
 def _matrix(report: Report) -> str:
@@ -188,155 +187,6 @@ def _shade(share: float | None) -> str:
     return f"hsl(140,55%,{light}%)"
 
 
-_NOTICED = ("data", "text", "error")
-"""A step's content fields, in the order their withheld notices come."""
-_TEXTS = ("sent", "said", "error")
-"""What a step shows: what the agent sent (a call's args), what the step says (a call's text,
-else a message's text or a result's payload), and its error."""
-_LAST = 1 << 30
-"""Where a step's kind, status and effect come among its strings: after all its failures'."""
-
-
 def _runs(report: Report) -> str:
-    """The runs as the script reads them, as JSON: {"s": [strings], "runs": {id: run}}; every
-    text of a run is a position in "s", numbered in order of first use (see report.js).
-
-    Steps are done set-wise: their texts picked and clipped, their strings numbered and their
-    JSON formatted for all steps at once (`_step_frames`, `_step_json`); a loop over the runs
-    does each run's own few fields (`_own`)."""
-    import orjson
-    import polars as pl
-
-    table = report.runs
-    owners = [(head, table.withheld.get((head["episode_id"], None), {}), table.failures.get(head["episode_id"], ()))
-              for head in table.heads.iter_rows(named=True)]
-    own: dict[str, list[Any]] = {"run": [], "value": []}  # each run's own texts, in order of use
-    for run, owner in enumerate(owners):
-        def use(value: str, run: int = run) -> None:
-            own["run"].append(run)
-            own["value"].append(value)
-
-        _own(*owner, use)
-    steps, failures = _step_frames(table, {head["episode_id"]: run for run, (head, _, _) in enumerate(owners)})
-    used = pl.concat([
-        pl.DataFrame(own, schema={"run": pl.Int64, "value": pl.Utf8})
-        .select("run", step=pl.lit(-1, pl.Int64), slot=pl.int_range(pl.len(), dtype=pl.Int64), value="value"),
-        steps.select("run", "step", pl.col(r"^\d+$"))
-        .unpivot(index=["run", "step"], variable_name="slot", value_name="value")
-        .select("run", "step", pl.col("slot").cast(pl.Int64), "value"),
-        failures.select("run", "step", "slot", value="assertion"),
-        failures.select("run", "step", pl.col("slot") + 1, value="reason"),
-    ]).drop_nulls("value").sort("run", "step", "slot", maintain_order=True)
-    strings = used.unique("value", keep="first", maintain_order=True)["value"]
-    index = dict(zip(strings.to_list(), range(len(strings)), strict=True))
-    by_run = dict(_step_json(steps, failures, strings).iter_rows())
-    text = [b'{"s":', orjson.dumps(strings.to_list()), b',"runs":{']
-    for run, owner in enumerate(owners):
-        head, whole, tail = _own(*owner, index.__getitem__)
-        text += [b"," if run else b"", orjson.dumps(owner[0]["episode_id"]), b':{"head":', orjson.dumps(head),
-                 b',"whole":', orjson.dumps(whole), b',"steps":[', by_run.get(run, "").encode(),
-                 b'],"tail":', orjson.dumps(tail), b"}"]
-    return b"".join([*text, b"}}"]).decode()
-
-
-def _own(head: dict[str, Any], withheld: dict[str, tuple[str, ...]], failures: tuple[Failure, ...],
-         s: Callable[[str], Any]) -> tuple[list[Any], list[Any], list[Any]]:
-    """A run's header, its failures as a whole, and its output and error, each text numbered by `s`
-    in the order the file numbers them (None stays None)."""
-    def n(value: str | None) -> Any:
-        return None if value is None else s(value)
-
-    reward = None if head["reward"] is None else f"{head['reward']:g}"
-    rows = [[n(label), n(value)] for label, value in (
-        ("agent", head["agent"]), ("version", head["agent_version"]), ("model", head["model"]),
-        ("case", head["case_id"]), ("termination", head["termination"]), ("reward", reward),
-        ("steps", str(head["n_steps"])))]
-    tail = []
-    for name in ("output", "error"):
-        value = head[name]
-        if name in withheld:
-            tail.append([n(name), [{"w": n(_notice(withheld[name], name))}]])
-        elif value:
-            label, clipped = n(name), [n(value[:CLIP])]
-            tail.append([label, clipped if len(value) <= CLIP else [*clipped, {"c": len(value) - CLIP}]])
-    whole = [[n(f.assertion_id), n(f.reason)] for f in failures if f.step_idx is None]
-    return rows, whole, tail
-
-
-def _step_frames(table: RunTable, runs: dict[str, int]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Every step's strings, a column each named by its place in the step's order of use (the
-    notices of withheld fields, the texts shown, the tool, then failures, then `_LAST`...), with
-    the step's `run` (the run's position in the file), its position (`step`) and how many
-    characters clipping left out of each text (`more_<text>`); and the failures at each step
-    (`slot`: the place of the assertion's name, its reason's next).
-
-    A withheld field is None already (`show.RunTable`): its notice comes instead."""
-    import polars as pl
-
-    fields = (*_NOTICED, "name")
-    notices = pl.DataFrame(
-        [(run, idx, *(_notice(held[name], name) if name in held else None for name in fields))
-         for (run, idx), held in table.withheld.items() if idx is not None],
-        schema={"episode_id": pl.Utf8, "idx": table.steps.schema["idx"], **{f"w_{name}": pl.Utf8 for name in fields}},
-        orient="row")
-    call = pl.col("kind").is_in(["tool_call", "confirmation"])
-    texts = {"sent": pl.when(call).then(pl.col("data")),
-             "said": pl.when(call).then(pl.col("text")).otherwise(pl.coalesce("text", "data")),
-             "error": pl.col("error")}
-    columns = {str(slot): pl.col(f"w_{name}") for slot, name in enumerate(_NOTICED)}
-    for position, (name, value) in enumerate(texts.items()):
-        shown = pl.when(value != "").then(value)  # an empty text shows nothing
-        columns[str(len(_NOTICED) + position)] = shown.str.slice(0, CLIP)
-        more = shown.str.len_chars().cast(pl.Int64) - CLIP
-        columns[f"more_{name}"] = pl.when(more > 0).then(more)
-    columns |= {"6": pl.coalesce("w_name", "name"), str(_LAST): pl.col("kind"),
-                str(_LAST + 1): pl.col("status"), str(_LAST + 2): pl.col("effect")}
-    steps = (table.steps.join(notices, on=["episode_id", "idx"], how="left", maintain_order="left")
-             .select("episode_id", "idx", step=pl.int_range(pl.len(), dtype=pl.Int64),
-                     run=pl.col("episode_id").replace_strict(runs, default=None, return_dtype=pl.Int64), **columns)
-             .drop_nulls("run"))  # a step is shown with its run's header, never without
-    failed = [(run, f.step_idx, 7 + 2 * k, f.assertion_id, f.reason) for run, found in table.failures.items()
-              for k, f in enumerate(f for f in found if f.step_idx is not None)]
-    failures = pl.DataFrame(failed, schema={"episode_id": pl.Utf8, "idx": pl.Int64, "slot": pl.Int64,
-                                            "assertion": pl.Utf8, "reason": pl.Utf8}, orient="row")
-    failures = failures.join(steps.select("episode_id", pl.col("idx").cast(pl.Int64), "run", "step"),
-                             on=["episode_id", "idx"], maintain_order="left")
-    return steps, failures
-
-
-def _step_json(steps: pl.DataFrame, failures: pl.DataFrame, strings: pl.Series) -> pl.DataFrame:
-    """(run, the JSON of its steps, comma-separated), a step being
-    [idx, kind, tool, status, effect, [content parts], [[assertion, reason], ...] or 0]."""
-    import polars as pl
-
-    numbers = pl.Series(range(len(strings)), dtype=pl.Int64)
-
-    def number(column: str) -> pl.Expr:
-        return pl.col(column).replace_strict(strings, numbers, default=None).cast(pl.Utf8)
-
-    def field(column: str) -> pl.Expr:
-        return number(column).fill_null("null")
-
-    parts = [pl.format('{{"w":{}}}', number(str(slot))) for slot in range(len(_NOTICED))]
-    for position, name in enumerate(_TEXTS):
-        text = str(len(_NOTICED) + position)
-        clipped = pl.concat_str([number(text), pl.format('{{"c":{}}}', f"more_{name}")], separator=",",
-                                ignore_nulls=True)
-        if name == "error":
-            clipped = pl.concat_str([pl.lit('{"e":1}'), clipped], separator=",")
-        parts.append(pl.when(pl.col(text).is_not_null()).then(clipped))
-    failed = (failures.sort("step", "slot", maintain_order=True)
-              .group_by("step", maintain_order=True)
-              .agg(failed=pl.format("[{},{}]", field("assertion"), field("reason")).str.join(","))
-              .select("step", failed=pl.format("[{}]", "failed")))
-    step = pl.format("[{},{},{},{},{},[{}],{}]", pl.col("idx").cast(pl.Utf8), field(str(_LAST)), field("6"),
-                     field(str(_LAST + 1)), field(str(_LAST + 2)),
-                     pl.concat_str(parts, separator=",", ignore_nulls=True), pl.col("failed").fill_null("0"))
-    return (steps.join(failed, on="step", how="left", maintain_order="left")
-            .group_by("run", maintain_order=True).agg(step.str.join(",")))
-
-
-def _notice(strings: tuple[str, ...], field: str) -> str:
-    from tracelab.show import withheld_notice
-
-    return withheld_notice(strings, field)
+    """The runs as the script reads them (`tracelab.view.runs`), as JSON text."""
+    return report.runs.text

@@ -1,0 +1,17 @@
+-- Drops what tracelab.view.runs made.
+DROP VIEW IF EXISTS view_texts;
+DROP VIEW IF EXISTS view_shown_steps;
+DROP TABLE IF EXISTS show_runs;
+DROP TABLE IF EXISTS view_steps;
+DROP TABLE IF EXISTS view_runs;
+DROP TABLE IF EXISTS view_own;
+DROP TABLE IF EXISTS view_withheld;
+DROP TABLE IF EXISTS view_failed;
+DROP TABLE IF EXISTS view_failed_at;
+DROP TABLE IF EXISTS view_strings;
+DROP TABLE IF EXISTS view_located;
+DROP TABLE IF EXISTS view_heads;
+DROP TABLE IF EXISTS view_head_withheld;
+DROP TABLE IF EXISTS view_whole;
+DROP TABLE IF EXISTS view_own_texts;
+DROP TABLE IF EXISTS view_steps_json

@@ -1,0 +1,38 @@
+-- Each run's own texts (tracelab.view.runs), in the order the file uses them (`slot`): its header
+-- (label, value; a value may be NULL), its output and error (label, then the text clipped to $clip
+-- characters, or the notice of a withheld one: view_head_withheld), then its failures as a whole
+-- (view_whole: assertion, reason). A NULL text is no text.
+CREATE OR REPLACE TEMP TABLE view_own_texts AS
+SELECT h.run, h.episode_id, h.agent, h.agent_version, h.model, h.case_id, h.termination, h.reward, h.n_steps,
+       w.w_output, w.w_error,
+       CASE WHEN w.w_output IS NULL AND h.output <> '' THEN left(h.output, $clip) END AS output,
+       CASE WHEN w.w_output IS NULL AND length(h.output) > $clip THEN length(h.output) - $clip END AS more_output,
+       CASE WHEN w.w_error IS NULL AND h.error <> '' THEN left(h.error, $clip) END AS error,
+       CASE WHEN w.w_error IS NULL AND length(h.error) > $clip THEN length(h.error) - $clip END AS more_error
+FROM view_heads h
+LEFT JOIN view_head_withheld w USING (episode_id);
+
+CREATE OR REPLACE TEMP TABLE view_own AS
+SELECT run, slot, value FROM (
+    SELECT run, 0 AS slot, 'agent' AS value FROM view_own_texts
+    UNION ALL SELECT run, 1, agent FROM view_own_texts
+    UNION ALL SELECT run, 2, 'version' FROM view_own_texts
+    UNION ALL SELECT run, 3, agent_version FROM view_own_texts
+    UNION ALL SELECT run, 4, 'model' FROM view_own_texts
+    UNION ALL SELECT run, 5, model FROM view_own_texts
+    UNION ALL SELECT run, 6, 'case' FROM view_own_texts
+    UNION ALL SELECT run, 7, case_id FROM view_own_texts
+    UNION ALL SELECT run, 8, 'termination' FROM view_own_texts
+    UNION ALL SELECT run, 9, termination FROM view_own_texts
+    UNION ALL SELECT run, 10, 'reward' FROM view_own_texts
+    UNION ALL SELECT run, 11, reward FROM view_own_texts
+    UNION ALL SELECT run, 12, 'steps' FROM view_own_texts
+    UNION ALL SELECT run, 13, n_steps FROM view_own_texts
+    UNION ALL SELECT run, 14, 'output' FROM view_own_texts WHERE w_output IS NOT NULL OR output IS NOT NULL
+    UNION ALL SELECT run, 15, coalesce(w_output, output) FROM view_own_texts
+    UNION ALL SELECT run, 16, 'error' FROM view_own_texts WHERE w_error IS NOT NULL OR error IS NOT NULL
+    UNION ALL SELECT run, 17, coalesce(w_error, error) FROM view_own_texts
+    UNION ALL SELECT r.run, 18 + 2 * w.k, w.assertion FROM view_whole w JOIN view_runs r USING (episode_id)
+    UNION ALL SELECT r.run, 19 + 2 * w.k, w.reason FROM view_whole w JOIN view_runs r USING (episode_id)
+)
+WHERE value IS NOT NULL
