@@ -582,7 +582,7 @@ class _Writer:
             self.duplicates.append(unit[1])
             self.reports.append(unit[1])
         elif any(work.no in self.dead for work in unit.files):
-            self.stager.drop(unit)  # its live files' part is staged again
+            _drop_staged(self.scratch, unit)  # its live files' part is staged again
             keep = {work.no for work in unit.files if work.no not in self.dead}
             if keep:
                 self._write(_part(unit, keep))
@@ -759,7 +759,7 @@ class _Writer:
         try:
             return self._staged(batch, by_no)
         finally:
-            self.stager.drop(batch)
+            _drop_staged(self.scratch, batch)
 
     def _staged(self, batch: _Batch, by_no: dict[int, _File]) -> list[tuple[int, int, str, str | None]]:
         scratch = self.scratch
@@ -1055,12 +1055,22 @@ class _Stager:
     which stages each batch ahead, one for the writer, for a batch that was not."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, database: str, prefix: str) -> None:
-        self.cursor = _staging_cursor(con)
+        self.con = con
         self.database = database
         self.prefix = prefix
         self.count = 0
-        home = self.cursor.execute("SELECT current_database(), current_schema()").fetchall()[0]
-        self.home = ".".join('"' + part.replace('"', '""') + '"' for part in home)
+        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self.home = ""
+
+    @property
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """Its connection, made on first use: an ingest that stages nothing (every file already
+        ingested) pays for none."""
+        if self._cursor is None:
+            self._cursor = _staging_cursor(self.con)
+            home = self._cursor.execute("SELECT current_database(), current_schema()").fetchall()[0]
+            self.home = ".".join('"' + part.replace('"', '""') + '"' for part in home)
+        return self._cursor
 
     def stage(self, batch: _Batch) -> None:
         """Stage the batch's steps; `batch.steps_schema` then names where they are."""
@@ -1085,19 +1095,21 @@ class _Stager:
         except duckdb.InterruptException:
             raise
         except duckdb.Error:
-            self.drop(batch)
-
-    def drop(self, batch: _Batch) -> None:
-        """Free the batch's staged steps (its schema), if any."""
-        schema, batch.steps_schema = batch.steps_schema, None
-        if schema is not None:
-            try:
-                self.cursor.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-            except duckdb.Error:
-                pass  # interrupted: the whole database goes at the end of the ingest
+            _drop_staged(self.cursor, batch)
 
     def close(self) -> None:
-        self.cursor.close()
+        if self._cursor is not None:
+            self._cursor.close()
+
+
+def _drop_staged(con: duckdb.DuckDBPyConnection, batch: _Batch) -> None:
+    """Free the batch's staged steps (its schema in the staging database), if any."""
+    schema, batch.steps_schema = batch.steps_schema, None
+    if schema is not None:
+        try:
+            con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        except duckdb.Error:
+            pass  # interrupted: the whole database goes at the end of the ingest
 
 
 def _staged_ahead(units: Iterator[Unit], stager: _Stager) -> Iterator[Unit]:
