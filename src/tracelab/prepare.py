@@ -81,10 +81,8 @@ class Prepared(NamedTuple):
     """Keys sorted by code point, compact: what `content_hash` hashes and a quarantined record keeps."""
     content_hash: str
     """SHA-256 of `canonical`, in hex (docs/trace-format.md §5)."""
-
-    @property
-    def size(self) -> int:
-        return len(self.head) + len(self.steps or b"") + len(self.tools or b"")
+    size: int
+    """Bytes of the three documents: what the record weighs in a batch (read several times per record)."""
 
 
 def prepare(record: dict[str, Any]) -> Prepared:
@@ -104,14 +102,20 @@ def prepare(record: dict[str, Any]) -> Prepared:
     if isinstance(steps, list) and (_STRING_ARGS in canonical or not _steps_listed_only(steps)):
         steps = [_prepare_step(s) if isinstance(s, dict) else s for s in steps]
     tools = doc.get("tools")
-    head = {k: v for k, v in doc.items() if k != "steps" and k != "tools"}
+    head = dict(doc)  # a copy in C, then two deletions: faster than a comprehension over every key
+    head.pop("steps", None)
+    head.pop("tools", None)
+    head_json = dump_json(head)
+    steps_json = None if steps is None else dump_json(steps)
+    tools_json = None if tools is None else dump_json(tools)
     return Prepared(
-        head=dump_json(head),
-        steps=None if steps is None else dump_json(steps),
+        head=head_json,
+        steps=steps_json,
         n_steps=len(steps) if isinstance(steps, list) else None,
-        tools=None if tools is None else dump_json(tools),
+        tools=tools_json,
         canonical=canonical,
         content_hash=hashlib.sha256(canonical).hexdigest(),
+        size=len(head_json) + len(steps_json or b"") + len(tools_json or b""),
     )
 
 

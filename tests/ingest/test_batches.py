@@ -2,6 +2,9 @@
 staging: repeated episode ids, --replace, the first definition's effect, step reasons."""
 from __future__ import annotations
 
+import threading
+
+import duckdb
 import pytest
 
 import tracelab.ingest as ingest
@@ -90,3 +93,57 @@ def test_budget_data_holds_the_keys_it_has_null_included(store, write_jsonl):
 
     assert store.sql("SELECT data FROM steps ORDER BY idx").rows() == [
         ('{"steps_used":null,"tokens_used":5}',), ('{"steps_used":2}',), (None,)]
+
+
+# -- steps staged ahead (tracelab.ingest._Stager) ---------------------------------------------
+
+
+def databases(store) -> set[str]:
+    return {row[0] for row in store.con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+
+
+def test_the_reading_thread_stages_each_batchs_steps_and_the_ingest_leaves_nothing_behind(
+        store, write_jsonl, monkeypatch):
+    monkeypatch.setattr(ingest, "BATCH_RECORDS", 2)  # three batches
+    staged_by = []
+    real = ingest._Stager.stage
+
+    def stage(self, batch):
+        staged_by.append(threading.current_thread().name)
+        real(self, batch)
+
+    monkeypatch.setattr(ingest._Stager, "stage", stage)
+    before = databases(store)
+
+    report = store.ingest([write_jsonl([episode(f"e{i}", {"kind": "user", "text": str(i)}) for i in range(6)])])
+
+    assert report.added == 6
+    assert staged_by == ["tracelab-read"] * 3  # the writer staged none itself
+    assert store.sql("SELECT count(*) FROM steps").item() == 6
+    assert databases(store) == before  # the staging database is gone with its staged steps
+
+
+def test_a_batch_the_reading_thread_could_not_stage_is_staged_by_the_writer(store, write_jsonl, monkeypatch):
+    monkeypatch.setattr(ingest, "BATCH_RECORDS", 2)
+    real = ingest._Stager.stage
+
+    def stage(self, batch):
+        if threading.current_thread().name == "tracelab-read":
+            real(self, batch)  # its schema is made, then the statement fails: dropped again
+            raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
+        real(self, batch)
+
+    monkeypatch.setattr(ingest._Stager, "stage", stage)
+    rows = [episode("a", {"kind": "tool_call", "name": "t", "call_id": "1"},
+                    {"kind": "tool_result", "call_id": "1", "text": "ok"}),
+            episode("b", {"kind": "sneeze"}),  # quarantined for its step
+            episode("c")]
+
+    report = store.ingest([write_jsonl(rows)])
+
+    assert (report.added, report.quarantined) == (2, 1)
+    assert quarantine(store) == [(2, "steps[0]: unknown kind \"sneeze\"")]
+    assert store.sql("SELECT episode_id, call_step_idx, result_step_idx, status FROM tool_calls").rows() == [
+        ("a", 0, 1, "ok")]
+    assert store.con.execute(f"SELECT count(*) FROM duckdb_schemas() WHERE database_name LIKE "
+                             f"'{ingest.STAGING_DB}%'").fetchone()[0] == 0
