@@ -19,7 +19,7 @@ import per_file_bench  # noqa: E402
 import sequence_bench  # noqa: E402
 import spark_bench  # noqa: E402
 import view_bench  # noqa: E402
-from common import RESULTS, ROOT, Run, machine, write_results  # noqa: E402
+from common import RESULTS, ROOT, Run, compiled, machine, write_results  # noqa: E402
 
 SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "sequence", "leak", "adapters", "view",
             "spark")
@@ -40,6 +40,7 @@ def main() -> None:
     unknown = only - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    compiled()
     results: dict[str, object] = previous_results() if only != set(SECTIONS) else {}
     results.update({
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 
 from check_bench import ENV, REPEAT, SUITE, ingested
-from common import WORK, Run, corpus, fastest, measure, tracelab
+from common import WORK, Run, compiled, corpus, fastest, measure, tracelab
 
 TARGET = 0.10
 """The report's generation time over the check's."""
@@ -60,4 +60,5 @@ def row(figures: dict) -> str:
 if __name__ == "__main__":
     import sys
 
+    compiled()
     print(summary(run(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)))
