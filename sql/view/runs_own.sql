@@ -14,20 +14,11 @@ LEFT JOIN view_head_withheld w USING (episode_id);
 
 CREATE OR REPLACE TEMP TABLE view_own AS
 SELECT run, slot, value FROM (
-    SELECT run, 0 AS slot, 'agent' AS value FROM view_own_texts
-    UNION ALL SELECT run, 1, agent FROM view_own_texts
-    UNION ALL SELECT run, 2, 'version' FROM view_own_texts
-    UNION ALL SELECT run, 3, agent_version FROM view_own_texts
-    UNION ALL SELECT run, 4, 'model' FROM view_own_texts
-    UNION ALL SELECT run, 5, model FROM view_own_texts
-    UNION ALL SELECT run, 6, 'case' FROM view_own_texts
-    UNION ALL SELECT run, 7, case_id FROM view_own_texts
-    UNION ALL SELECT run, 8, 'termination' FROM view_own_texts
-    UNION ALL SELECT run, 9, termination FROM view_own_texts
-    UNION ALL SELECT run, 10, 'reward' FROM view_own_texts
-    UNION ALL SELECT run, 11, reward FROM view_own_texts
-    UNION ALL SELECT run, 12, 'steps' FROM view_own_texts
-    UNION ALL SELECT run, 13, n_steps FROM view_own_texts
+    -- the header: label, value, side by side in one scan
+    SELECT run, unnest(range(14)) AS slot,
+           unnest(['agent', agent, 'version', agent_version, 'model', model, 'case', case_id,
+                   'termination', termination, 'reward', reward, 'steps', n_steps]) AS value
+    FROM view_own_texts
     UNION ALL SELECT run, 14, 'output' FROM view_own_texts WHERE w_output IS NOT NULL OR output IS NOT NULL
     UNION ALL SELECT run, 15, coalesce(w_output, output) FROM view_own_texts
     UNION ALL SELECT run, 16, 'error' FROM view_own_texts WHERE w_error IS NOT NULL OR error IS NOT NULL
