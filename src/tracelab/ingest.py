@@ -39,7 +39,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import accumulate
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import duckdb
@@ -164,11 +163,6 @@ def scan_inputs(paths: Sequence[str | os.PathLike[str] | Input]) -> list[Input]:
         else:
             raise UsageError(f"{text}: no such file or folder")
     return out
-
-
-def expand_paths(paths: Sequence[str | os.PathLike[str] | Input]) -> list[Path]:
-    """The files `scan_inputs` would read (without those it reports as skipped)."""
-    return [Path(item.path) for item in scan_inputs(paths) if item.skip is None]
 
 
 def _walk(folder: str, prefix: str) -> Iterator[tuple[str, Input]]:

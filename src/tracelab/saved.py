@@ -60,15 +60,8 @@ def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
     """
     import polars as pl
 
-    from tracelab.suite.results import PERMISSION_TYPES
-
     verdicts = result.verdicts
-    per_run = result.per_run
-    if per_run is None:  # a result built elsewhere (tracelab.spark): group the rows here
-        per_run = verdicts.group_by("case_id", "episode_id").agg(
-            failed=(~pl.col("passed")).sum(),
-            permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any())
-    failing = per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
+    failing = _failing(result)
     per_case = {row["case_id"]: row for row in failing.group_by("case_id").agg(
         runs_failed=pl.len(), failed=pl.col("failed").sum(), permission=pl.col("permission").any()
     ).iter_rows(named=True)}
@@ -114,12 +107,22 @@ def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
 
 def runs_failed(result: CheckResult) -> int:
     """How many runs failed a result of a case selecting them (`check_runs.runs_failed`)."""
+    return int(_failing(result)["episode_id"].n_unique())
+
+
+def _failing(result: CheckResult) -> pl.DataFrame:
+    """The (case, run) pairs with a failed result: how many, and whether one crossed a permission
+    boundary (from `CheckResult.per_run`, or grouped here for a result built elsewhere: Spark)."""
     import polars as pl
+
+    from tracelab.suite.results import PERMISSION_TYPES
 
     per_run = result.per_run
     if per_run is None:
-        return int(result.verdicts.filter(~pl.col("passed"))["episode_id"].n_unique())
-    return int(per_run.filter(pl.col("failed") > 0)["episode_id"].n_unique())
+        per_run = result.verdicts.group_by("case_id", "episode_id").agg(
+            failed=(~pl.col("passed")).sum(),
+            permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any())
+    return per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
 
 
 def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
