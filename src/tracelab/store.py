@@ -327,31 +327,27 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         raise StoreError(f"no store at {target}; run `tracelab ingest` first")
     con = _connect(target, read_only=read_only, wait=wait)
     try:
-        if read_only and _earlier(con):
-            con.close()
-            _upgrade_in_place(target, wait)
-            con = _connect(target, read_only=True, wait=wait)
-        configure_connection(con)
-        if not read_only:
+        if read_only:
+            version, stale = _schema(con, target)
+            if version == SCHEMA_VERSION and stale:  # written before a table or column existed
+                con.close()
+                _upgrade_in_place(target, wait)
+                con = _connect(target, read_only=True, wait=wait)
+                version, _ = _schema(con, target)
+            configure_connection(con)
+        else:
+            configure_connection(con)
             _bootstrap(con, target)
-        _check_version(con, target)
+            version, _ = _schema(con, target)
+        _check_version(version, target)
     except BaseException:
         con.close()
         raise
     return Store(target, con, read_only=read_only, parquet=False)
 
 
-def _earlier(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether a store opened read-only was written before a table or column existed, and so is
-    upgraded in place before it is read (one connection serves both the look and the reading)."""
-    try:
-        return _stored_version(con) == SCHEMA_VERSION and _needs_upgrade(con)
-    except duckdb.Error:
-        return False  # _check_version reports it
-
-
 def _upgrade_in_place(target: Path, wait: float) -> None:
-    """Upgrade an earlier store (`_earlier`) before opening it read-only.
+    """Upgrade an earlier store before opening it read-only.
 
     Opening read-write only when needed: the check itself runs on a read-only connection,
     so readers of a current store never take the writer's lock.
@@ -419,9 +415,9 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
     untouched, rather than filled with tracelab's tables.
     """
     try:
-        version = _stored_version(con)
+        version, stale = _schema(con, target)
         if version is not None:
-            if version == SCHEMA_VERSION and _needs_upgrade(con):
+            if version == SCHEMA_VERSION and stale:
                 _upgrade(con)
             return
         foreign = con.execute(load_sql("schema/user_objects")).fetchall()
@@ -443,17 +439,6 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
             raise
     except duckdb.Error as exc:
         raise StoreError(f"{target} cannot be initialised: {_first_line(exc)}") from None
-
-
-def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
-    """True for a store written before a table or column of `ADDED_TABLES`/`ADDED_COLUMNS` existed."""
-    tables = {row[0] for row in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
-    columns = {(t, c) for t, c in con.execute(
-        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database()"
-    ).fetchall()}
-    return bool(set(ADDED_TABLES) - tables) or any(
-        (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added)
 
 
 def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
@@ -478,21 +463,30 @@ def _create_views(con: duckdb.DuckDBPyConnection) -> None:
         run_script(con, f"views/{name}")
 
 
-def _stored_version(con: duckdb.DuckDBPyConnection) -> str | None:
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tracelab_meta' AND NOT temporary"
-    ).fetchall()[0][0]
-    if not exists:
-        return None
-    rows = con.execute("SELECT value FROM tracelab_meta WHERE key = 'schema_version'").fetchall()
-    return rows[0][0] if rows else None
+def _schema(con: duckdb.DuckDBPyConnection, target: Path) -> tuple[str | None, bool]:
+    """The store's schema version (None: no `tracelab_meta`), and whether it was written before a
+    table or column of `ADDED_TABLES`/`ADDED_COLUMNS` existed: one look at the catalog.
 
-
-def _check_version(con: duckdb.DuckDBPyConnection, target: Path) -> None:
+    Raises:
+        StoreError: the catalog or the version cannot be read.
+    """
     try:
-        version = _stored_version(con)
+        columns = set(con.execute(
+            "SELECT table_name, column_name FROM duckdb_columns() WHERE table_oid IN "
+            "(SELECT table_oid FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary)"
+        ).fetchall())
+        tables = {table for table, _ in columns}
+        if "tracelab_meta" not in tables:
+            return None, False
+        rows = con.execute("SELECT value FROM tracelab_meta WHERE key = 'schema_version'").fetchall()
     except duckdb.Error as exc:
         raise StoreError(f"{target} cannot be read: {_first_line(exc)}") from None
+    stale = bool(ADDED_TABLES - tables) or any(
+        (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added)
+    return (rows[0][0] if rows else None), stale
+
+
+def _check_version(version: str | None, target: Path) -> None:
     if version is None:
         raise StoreError(f"{target} is a DuckDB file but not a tracelab store (no schema version)")
     if version != SCHEMA_VERSION:
