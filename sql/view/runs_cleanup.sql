@@ -6,6 +6,7 @@ DROP TABLE IF EXISTS view_steps;
 DROP TABLE IF EXISTS view_runs;
 DROP TABLE IF EXISTS view_own;
 DROP TABLE IF EXISTS view_withheld;
+DROP TABLE IF EXISTS view_withheld_fields;
 DROP TABLE IF EXISTS view_failed;
 DROP TABLE IF EXISTS view_failed_at;
 DROP TABLE IF EXISTS view_strings;
@@ -14,4 +15,9 @@ DROP TABLE IF EXISTS view_heads;
 DROP TABLE IF EXISTS view_head_withheld;
 DROP TABLE IF EXISTS view_whole;
 DROP TABLE IF EXISTS view_own_texts;
-DROP TABLE IF EXISTS view_steps_json
+DROP TABLE IF EXISTS view_steps_json;
+DROP MACRO IF EXISTS view_shown;
+DROP MACRO IF EXISTS view_said;
+DROP MACRO IF EXISTS view_sent;
+DROP MACRO IF EXISTS view_more;
+DROP MACRO IF EXISTS view_clipped

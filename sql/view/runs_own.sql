@@ -1,14 +1,14 @@
 -- Each run's own texts (tracelab.view.runs), in the order the file uses them (`slot`): its header
 -- (label, value; a value may be NULL), its output and error (label, then the text clipped to $clip
--- characters, or the notice of a withheld one: view_head_withheld), then its failures as a whole
+-- characters as sql/view/runs_shown.sql clips, or the notice of a withheld one: view_head_withheld), then its failures as a whole
 -- (view_whole: assertion, reason). A NULL text is no text.
 CREATE OR REPLACE TEMP TABLE view_own_texts AS
 SELECT h.run, h.episode_id, h.agent, h.agent_version, h.model, h.case_id, h.termination, h.reward, h.n_steps,
        w.w_output, w.w_error,
-       CASE WHEN w.w_output IS NULL AND h.output <> '' THEN left(h.output, $clip) END AS output,
-       CASE WHEN w.w_output IS NULL AND length(h.output) > $clip THEN length(h.output) - $clip END AS more_output,
-       CASE WHEN w.w_error IS NULL AND h.error <> '' THEN left(h.error, $clip) END AS error,
-       CASE WHEN w.w_error IS NULL AND length(h.error) > $clip THEN length(h.error) - $clip END AS more_error
+       view_clipped(CASE WHEN w.w_output IS NULL THEN h.output END, $clip) AS output,
+       view_more(CASE WHEN w.w_output IS NULL THEN h.output END, $clip) AS more_output,
+       view_clipped(CASE WHEN w.w_error IS NULL THEN h.error END, $clip) AS error,
+       view_more(CASE WHEN w.w_error IS NULL THEN h.error END, $clip) AS more_error
 FROM view_heads h
 LEFT JOIN view_head_withheld w USING (episode_id);
 

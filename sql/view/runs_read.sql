@@ -1,8 +1,6 @@
 -- The steps of the report's runs (tracelab.view.runs), read once from view_shown_steps (the
 -- steps of show_runs as sql/show/steps.sql reads them) with each run's place (view_runs.run):
--- what each step shows, clipped to $clip characters with how many more it had: what the agent
--- sent (a call's args), what the step says (a call's text, else a message's text or a result's
--- payload) and its error; an empty text shows nothing.
+-- what each step shows, clipped to $clip characters (view_shown: sql/view/runs_shown.sql).
 --
 -- `marked`: whether its name, text, data or error may hold one of the leaked strings $needles:
 -- it holds the string, both lowered (DuckDB's lower), or the string and the field both have a
@@ -19,22 +17,13 @@ WITH joined AS (
           JOIN view_runs r USING (episode_id))
 ), steps AS (
     SELECT episode_id, run, idx, kind, name, text, data, error, status, effect,
-           kind IN ('tool_call', 'confirmation') AS call,
            coalesce((len($needles::VARCHAR[]) > 0 AND contains(data, '\'))
                     OR list_bool_or([contains(lowered, lower(n)) for n in $needles::VARCHAR[]])
                     OR (list_bool_or([strlen(n) <> length(n) for n in $needles::VARCHAR[]])
                         AND strlen(joined) <> length(joined)), false) AS marked
     FROM joined
-), shown AS (
-    SELECT *, nullif(CASE WHEN call THEN data END, '') AS sent,
-           nullif(CASE WHEN call THEN text ELSE coalesce(text, data) END, '') AS said,
-           nullif(error, '') AS err
-    FROM steps
 )
-SELECT episode_id, run, idx, kind, status, effect, name AS tool,
-       left(sent, $clip) AS sent, nullif(greatest(length(sent) - $clip, 0), 0) AS more_sent,
-       left(said, $clip) AS said, nullif(greatest(length(said) - $clip, 0), 0) AS more_said,
-       left(err, $clip) AS err, nullif(greatest(length(err) - $clip, 0), 0) AS more_err,
+SELECT episode_id, run, idx, kind, status, effect, unnest(view_shown(kind, name, text, data, error, $clip)),
        marked, CASE WHEN marked THEN name END AS name, CASE WHEN marked THEN text END AS text,
        CASE WHEN marked THEN data END AS data, CASE WHEN marked THEN error END AS error
-FROM shown
+FROM steps

@@ -104,20 +104,27 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
         ("r1", 2, "tool_result", None, None, "e" * (CLIP + 5), '{"r":2}', "error", None),
         ("r1", 3, "assistant", "", "", None, '{"d":3}', None, None),
         ("r1", 4, "tool_call", "s3cret", None, None, '{"k":"s3cret"}', None, None),
+        # its text withheld, a tool result shows its payload instead, clipped as any other step's
+        ("r1", 5, "tool_result", "lookup", "the s3cret", "f" * (CLIP + 2), '"' + "p" * (CLIP + 3) + '"', "error", None),
     ])
     con.execute("CREATE TEMP TABLE episodes AS SELECT 'r1' AS episode_id, 'bot' AS agent, "
                 "NULL::VARCHAR AS agent_version, 'm' AS model, 'c' AS case_id, 'completed' AS termination, "
                 "0.5::DOUBLE AS reward, 5 AS n_steps, 'hi' AS input, 's3cret' AS output, ? AS error",
                 ["y" * (CLIP + 1)])
     con.execute("CREATE TEMP TABLE show_runs AS SELECT 'r1' AS episode_id")
+    run_script(con, "view/runs_shown")
     run_script(con, "view/runs_heads", {"needles": []})
     run_script(con, "view/runs_read", {"needles": [], "clip": CLIP})
     leak = Failure("c", "must_not_leak[0]", "must_not_leak", 'LEAKED "s3cret"', 4)
     whole = Failure("c", "tools_called[0]", "tools_called", None, None)
     elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
-    withheld = {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)}, ("r1", None): {"output": ("s3cret",)}}
-    held_step = {"kind": "tool_call", "name": "s3cret", "text": None, "data": '{"k":"s3cret"}', "error": None}
-    written = runs_json(con, withheld, {("r1", 4): held_step}, {"r1": (leak, whole, elsewhere)})
+    withheld = {("r1", 4): {"name": ("s3cret",), "data": ("s3cret",)}, ("r1", 5): {"text": ("s3cret",)},
+                ("r1", None): {"output": ("s3cret",)}}
+    held_steps = {("r1", 4): {"kind": "tool_call", "name": "s3cret", "text": None, "data": '{"k":"s3cret"}',
+                              "error": None},
+                  ("r1", 5): {"kind": "tool_result", "name": "lookup", "text": "the s3cret",
+                              "data": '"' + "p" * (CLIP + 3) + '"', "error": "f" * (CLIP + 2)}}
+    written = runs_json(con, withheld, held_steps, {"r1": (leak, whole, elsewhere)})
     assert '"why\\u001f"' in written  # a control character escaped as orjson escapes it
     data = json.loads(written)
     s = data["s"]
@@ -143,6 +150,9 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
         [3, "assistant", "", None, None, [], 0],  # an empty text shows nothing (not the data)
         [4, "tool_call", withheld_notice(["s3cret"], "name"), None, None,
          [{"w": withheld_notice(["s3cret"], "data")}], [["must_not_leak[0]", 'LEAKED "s3cret"']]],
+        [5, "tool_result", "lookup", "error", None,
+         [{"w": withheld_notice(["s3cret"], "text")}, '"' + "p" * (CLIP - 1), {"c": 5}, {"e": 1}, "f" * CLIP, {"c": 2}],
+         0],
     ]
     assert sorted(s) == sorted(set(s))  # each text once
 
@@ -180,6 +190,7 @@ def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked)
                 "NULL::VARCHAR AS name, ? AS text, NULL::VARCHAR AS error, '{\"n\":1}' AS data, "
                 "NULL::VARCHAR AS status, NULL::VARCHAR AS effect", [text])
     con.execute("CREATE TEMP TABLE view_runs AS SELECT 'r1' AS episode_id, 0::BIGINT AS run")
+    run_script(con, "view/runs_shown")
     run_script(con, "view/runs_read", {"needles": [needle], "clip": CLIP})
     found = con.execute("SELECT marked, text FROM view_steps").fetchall()
     assert found[0][0] or not marked

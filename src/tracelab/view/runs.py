@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 CLIP = 240
 """Characters of a step's args or text the file holds; the rest is `tracelab show --full`."""
-NOTICED = ("data", "text", "error", "name")
-"""A step's fields with a notice when withheld (the first three among its content, `name` as its tool)."""
 LAST = 1 << 30
 """Where a step's kind, status and effect come among its strings: after all its failures'."""
 _UPPER_ESCAPE = re.compile(r"\\(?:u00([0-9A-F]{2})|.)")
@@ -57,6 +55,7 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
                              "ORDER BY episode_id, case_id, assertion_id", {"run": run_id})
         names = [column[0] for column in cursor.description]
         failures = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        run_script(con, "view/runs_shown")
         run_script(con, "view/runs_heads", {"needles": list(needles)})
         con.execute(f"CREATE OR REPLACE TEMP VIEW view_shown_steps AS {_unordered(load_sql('show/steps'))}")
         run_script(con, "view/runs_read", {"needles": list(needles), "clip": CLIP})
@@ -129,22 +128,6 @@ def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures
     return withheld, steps
 
 
-def _shown_step(row: dict[str, Any], held: dict[str, tuple[str, ...]]) -> tuple[Any, ...]:
-    """What a step with withheld fields shows, as sql/view/runs_read.sql writes a step (its
-    withheld fields None): notices of data, text and error, tool, then each text clipped with
-    how many more characters it had."""
-    name, text, data, error = (None if field in held else row[field] for field in ("name", "text", "data", "error"))
-    call = row["kind"] in ("tool_call", "confirmation")
-    sent = data if call else None
-    said = text if call else (text if text is not None else data)
-    notices = tuple(withheld_notice(held[field], field) if field in held else None for field in NOTICED)
-    clipped: list[Any] = []
-    for value in (sent, said, error):
-        value = value or None  # an empty text shows nothing
-        clipped += [None, None] if value is None else [value[:CLIP], len(value) - CLIP if len(value) > CLIP else None]
-    return (*notices[:3], notices[3] if notices[3] is not None else name, *clipped)
-
-
 def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tuple[str, int], dict[str, Any]],
               failures: dict[str, tuple[Failure, ...]]) -> str:
     """The runs as the script reads them, as JSON: {"s": [strings], "runs": {id: run}}; every
@@ -161,7 +144,10 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
     heads = [(episode_id, *(withheld_notice(held[name], name) if name in held else None
                             for name in ("output", "error")))
              for (episode_id, idx), held in withheld.items() if idx is None]
-    shown = [(*key, *_shown_step(row, withheld[key])) for key, row in steps.items()]
+    # a withheld step's fields, the withheld ones NULL, and their notices: clipped in SQL as every step is
+    shown = [(*key, row["kind"], *(None if name in held else row[name] for name in STEP_FIELDS),
+              *(withheld_notice(held[name], name) if name in held else None for name in STEP_FIELDS))
+             for key, row in steps.items() for held in (withheld[key],)]
     failed = [(episode_id, f.step_idx, 7 + 2 * k, f.assertion_id, f.reason)
               for episode_id, found in failures.items()
               for k, f in enumerate(f for f in found if f.step_idx is not None)]
@@ -170,10 +156,10 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
              for k, f in enumerate(f for f in found if f.step_idx is None)]
     _table(con, "view_head_withheld", {name: (kind, [row[i] for row in heads]) for i, (name, kind) in enumerate(
         (("episode_id", "VARCHAR"), ("w_output", "VARCHAR"), ("w_error", "VARCHAR")))})
-    _table(con, "view_withheld", {name: (kind, [row[i] for row in shown]) for i, (name, kind) in enumerate((
-        ("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("w_data", "VARCHAR"), ("w_text", "VARCHAR"),
-        ("w_error", "VARCHAR"), ("tool", "VARCHAR"), ("sent", "VARCHAR"), ("more_sent", "BIGINT"),
-        ("said", "VARCHAR"), ("more_said", "BIGINT"), ("err", "VARCHAR"), ("more_err", "BIGINT")))})
+    _table(con, "view_withheld_fields", {name: (kind, [row[i] for row in shown]) for i, (name, kind) in enumerate((
+        ("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("kind", "VARCHAR"),
+        *((name, "VARCHAR") for name in STEP_FIELDS), *((f"w_{name}", "VARCHAR") for name in STEP_FIELDS)))})
+    run_script(con, "view/runs_withheld", {"clip": CLIP})
     _table(con, "view_failed", {name: (kind, [row[i] for row in failed]) for i, (name, kind) in enumerate(
         (("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("slot", "BIGINT"), ("assertion", "VARCHAR"),
          ("reason", "VARCHAR")))})
