@@ -13,11 +13,12 @@ import importlib
 import signal
 import sys
 import threading
+from pathlib import Path
 
 import click
 
 from tracelab import __version__
-from tracelab.cli.options import no_color
+from tracelab.cli.options import STORE_KEY, no_color
 from tracelab.errors import Interrupted, TracelabError, interrupt_queries, is_interrupt
 
 _signal_received: list[str] = []
@@ -74,7 +75,7 @@ class _ErrorBoundary(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         import duckdb
 
-        from tracelab.store import damaged_store_error
+        from tracelab.store import damaged_store_error, default_store_path
 
         try:
             return super().invoke(ctx)
@@ -87,7 +88,8 @@ class _ErrorBoundary(click.Group):
         except duckdb.Error as exc:
             # disk full, a damaged block, a file vanished, a lock taken mid-way: the store, not
             # the user's input. The message never quotes stored values (damaged_store_error).
-            raise UserFacingError(damaged_store_error(exc)) from None
+            store = Path(ctx.meta[STORE_KEY] or default_store_path()) if STORE_KEY in ctx.meta else None
+            raise UserFacingError(damaged_store_error(exc, store)) from None
 
 
 @click.group(cls=_ErrorBoundary, context_settings={"help_option_names": ["-h", "--help"]})

@@ -14,12 +14,22 @@ from tracelab.errors import UsageError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+STORE_KEY = "tracelab.store"
+"""Where a command's `--store` value is kept in its context's `meta` (None: the default store),
+for the error boundary to name the store a DuckDB error came from."""
+
+
 def store_option(func: F) -> F:
     """``--store PATH``: a DuckDB file or a Parquet folder (default: $TRACELAB_STORE, else ./tracelab.duckdb)."""
     return click.option(
-        "--store", "store_path", metavar="PATH", default=None,
+        "--store", "store_path", metavar="PATH", default=None, callback=_remember_store,
         help="Store: a DuckDB file or a Parquet folder. Default: $TRACELAB_STORE, else ./tracelab.duckdb.",
     )(func)
+
+
+def _remember_store(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    ctx.meta[STORE_KEY] = value
+    return value
 
 
 def echo_document(document: str | bytes) -> None:
