@@ -1,7 +1,7 @@
--- sql/view/failing_runs.sql, as `tracelab check` saved it: per case, its first $max_runs failing runs
--- in the report's order (those that crossed a permission boundary first, then by id), of those
--- check_failing_runs holds (saved.FAILING_RUNS_SAVED; tracelab.view reads check_results for more),
--- and how many failing runs it has (check_cases).
+-- The failing runs of each case of saved check $run that the report shows (tracelab.view): its first
+-- $max_runs in the report's order (those that crossed a permission boundary first, then by id), of
+-- those check_failing_runs holds (saved.FAILING_RUNS_SAVED; for more, tracelab.view computes them from
+-- check_results), and how many failing runs it has (check_cases).
 SELECT case_id, episode_id, c.runs - c.runs_passed AS total
 FROM (
     SELECT case_id, unnest(shown).e AS episode_id, generate_subscripts(shown, 1) AS place

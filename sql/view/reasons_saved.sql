@@ -1,5 +1,6 @@
--- sql/view/reasons.sql, as `tracelab check` saved it (check_reasons): the $top most frequent
--- reasons per case and assertion, each with the first $sample of its runs.
+-- Why results of saved check $run were not exercised (tracelab.view), as `tracelab check` saved it
+-- (check_reasons): per case and assertion, the $top most frequent reasons, each with its number of
+-- runs and the first $sample of them by id.
 SELECT case_id, assertion_id, reason, runs, sample[1:$sample] AS sample
 FROM check_reasons
 WHERE run_id = $run

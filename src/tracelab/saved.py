@@ -9,13 +9,15 @@ failing runs, per assertion, the reasons results were not exercised; `check_runs
 `runs_failed`),
 so that the report reads a few hundred rows rather than grouping every result again. A check
 saved before they existed, or by `check --engine spark`, has none (`runs` is NULL): the report
-then computes them from check_results.
+then computes them the same way (`view_rows`), from its check_results read back (`read_result`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracelab.errors import UsageError
+from tracelab.sqlfiles import load_sql
 
 if TYPE_CHECKING:
     import duckdb
@@ -48,10 +50,46 @@ def result_columns(con: duckdb.DuckDBPyConnection) -> str:
                      for name in RESULT_COLUMNS)
 
 
-def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
-    """The rows of `VIEW_TABLES` for a check's result (run_id aside), as the report would
-    otherwise compute them from check_results (sql/view/case_runs.sql, cases.sql, assertions.sql,
-    reasons.sql, failing_runs.sql), and the runs that failed a result (`check_runs.runs_failed`).
+@dataclass(frozen=True)
+class CaseRuns:
+    """A case of a saved check and how many runs it selected (what `view_rows` reads of a `CaseVerdict`)."""
+
+    id: str
+    runs: int
+
+
+@dataclass(frozen=True)
+class SavedResult:
+    """A saved check's results read back from check_results (`read_result`), with what `view_rows`
+    and `runs_failed` read of a `CheckResult`: the verdict rows in the order written, the cases
+    that selected runs, and the (case, run) pairs that failed."""
+
+    verdicts: pl.DataFrame
+    """case_id, assertion_id, assertion_type, episode_id, passed, exercised, reason."""
+    cases: tuple[CaseRuns, ...]
+    """The cases with results; a case's runs are the distinct runs with results of it."""
+    per_run: pl.DataFrame
+    """The (case, run) pairs with a failed result: case_id, episode_id, failed, permission. Of a
+    `CheckResult.per_run` (every pair) the functions here read only those."""
+
+
+def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
+    """Saved check `run_id`'s check_results rows, in the order the check wrote them (`pos` in
+    `view_rows` numbers them so): scanned as stored (sql/view/results.sql), since a Parquet
+    store's check_results (a view over check_results/, `check --engine spark`) has no rowid."""
+    import polars as pl
+
+    verdicts = pl.DataFrame(con.sql(load_sql("view/results"), params={"run": run_id}))
+    cases = tuple(CaseRuns(case_id, runs) for case_id, runs in verdicts.group_by("case_id").agg(
+        pl.col("episode_id").n_unique()).iter_rows())
+    return SavedResult(verdicts, cases, _failed_pairs(verdicts))
+
+
+def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None) -> dict[str, pl.DataFrame]:
+    """The rows of `VIEW_TABLES` for a check's result (run_id aside): what `tracelab check` saves
+    for `tracelab view`, and what the report computes from check_results (`read_result`) for a
+    check saved without them. `failing_runs` is how many failing runs per case are kept, among
+    those that crossed a permission boundary and as many of the others (`FAILING_RUNS_SAVED` when None).
 
     Each is found from the (case, run) rows the check grouped already (`CheckResult.per_run`), the
     failed or not-exercised rows, or the rows' runs of one assertion (they come by assertion):
@@ -60,6 +98,7 @@ def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
     """
     import polars as pl
 
+    kept = FAILING_RUNS_SAVED if failing_runs is None else failing_runs
     verdicts = result.verdicts
     failing = _failing(result)
     per_case = {row["case_id"]: row for row in failing.group_by("case_id").agg(
@@ -71,11 +110,11 @@ def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
          for case in result.cases if case.runs for counts in (per_case.get(case.id, none),)],
         schema={"case_id": pl.Utf8, "runs": pl.Int64, "runs_passed": pl.Int64, "failed": pl.Int64,
                 "permission": pl.Boolean}, orient="row")
-    # a case's first failing runs in the report's order (sql/view/failing_runs.sql): among the first
-    # of those that crossed a permission boundary and of the others, by id (no sort of them all)
+    # a case's first failing runs in the report's order (sql/view/failing_runs_saved.sql): among the
+    # first of those that crossed a permission boundary and of the others, by id (no sort of them all)
     firsts = failing.group_by("case_id").agg(
-        crossed=pl.col("episode_id").filter(pl.col("permission")).bottom_k(FAILING_RUNS_SAVED),
-        others=pl.col("episode_id").filter(~pl.col("permission")).bottom_k(FAILING_RUNS_SAVED))
+        crossed=pl.col("episode_id").filter(pl.col("permission")).bottom_k(kept),
+        others=pl.col("episode_id").filter(~pl.col("permission")).bottom_k(kept))
     shown = pl.concat([firsts.select("case_id", episode_id=column, permission=pl.lit(crossed)).explode("episode_id")
                        for column, crossed in (("crossed", True), ("others", False))]).drop_nulls("episode_id")
     exercised = pl.col("exercised")
@@ -105,24 +144,30 @@ def view_rows(result: CheckResult) -> dict[str, pl.DataFrame]:
             "check_reasons": reasons}
 
 
-def runs_failed(result: CheckResult) -> int:
+def runs_failed(result: CheckResult | SavedResult) -> int:
     """How many runs failed a result of a case selecting them (`check_runs.runs_failed`)."""
     return int(_failing(result)["episode_id"].n_unique())
 
 
-def _failing(result: CheckResult) -> pl.DataFrame:
+def _failing(result: CheckResult | SavedResult) -> pl.DataFrame:
     """The (case, run) pairs with a failed result: how many, and whether one crossed a permission
-    boundary (from `CheckResult.per_run`, or grouped here for a result built elsewhere: Spark)."""
+    boundary (from `per_run`, or grouped here for a result built elsewhere: Spark)."""
+    import polars as pl
+
+    if result.per_run is None:
+        return _failed_pairs(result.verdicts)
+    return result.per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
+
+
+def _failed_pairs(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """The (case, run) pairs of verdict rows with a failed result: how many results the run failed,
+    and whether one was a permission result (docs/suites.md §5). Only the failed rows are grouped."""
     import polars as pl
 
     from tracelab.suite.results import PERMISSION_TYPES
 
-    per_run = result.per_run
-    if per_run is None:
-        per_run = result.verdicts.group_by("case_id", "episode_id").agg(
-            failed=(~pl.col("passed")).sum(),
-            permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any())
-    return per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
+    return verdicts.filter(~pl.col("passed")).group_by("case_id", "episode_id").agg(
+        failed=pl.len(), permission=pl.col("assertion_type").is_in(PERMISSION_TYPES).any())
 
 
 def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
@@ -183,5 +228,6 @@ def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str
     return found, suite, elapsed_ms
 
 
-__all__ = ["FAILING_RUNS_SAVED", "RESULT_COLUMNS", "VIEW_TABLES", "failed_cases", "has_saved_checks", "has_view_rows",
-           "resolve_run", "result_columns", "runs_failed", "view_rows"]
+__all__ = ["FAILING_RUNS_SAVED", "RESULT_COLUMNS", "VIEW_TABLES", "CaseRuns", "SavedResult", "failed_cases",
+           "has_saved_checks", "has_view_rows", "read_result", "resolve_run", "result_columns", "runs_failed",
+           "view_rows"]

@@ -210,6 +210,13 @@ def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: o
     assert failing["assertion"] in shown
     code, _ = _cli("view", "--store", str(store), "--run", run_id, "-o", str(tmp_path / "report.html"))
     assert code == 0 and failing["episode_id"] in (tmp_path / "report.html").read_text(encoding="utf-8")
+    # Spark saves no rows for the report: `view` computes them as a DuckDB check saves them
+    from tracelab.check import check
+    from tracelab.view import build_report
+
+    duck_run = check(tmp_path / "duck.duckdb", SUITE).run_id
+    computed, read = build_report(store, run_id), build_report(tmp_path / "duck.duckdb", duck_run)
+    assert (computed.cases, computed.summary) == (read.cases, read.summary)
     code, out = _cli("sql", "--store", str(store), "--format", "csv",
                      "SELECT count(*) FROM check_results WHERE step_idx IS NOT NULL")
     assert code == 0 and int(out.splitlines()[1]) > 0

@@ -1,6 +1,7 @@
 """What `tracelab check` saves for `tracelab view` (check_cases, check_failing_runs, check_assertions,
 check_reasons, check_runs.runs), and the report of a check saved without them (an older store,
-`check --engine spark`): the same file, computed from check_results."""
+`check --engine spark`, more failing runs than it saved): the same file, computed from check_results
+by the same code (`saved.view_rows`)."""
 from __future__ import annotations
 
 import shutil
@@ -69,15 +70,62 @@ def test_a_check_saved_without_them_makes_the_same_report(saved, tmp_path, how):
 
 
 def test_the_report_reads_what_check_saved(saved, tmp_path):
-    # the saved rows are what the report shows: changed there, the report changes with them
+    # the saved rows are what the report shows: changed there, the report changes with them; one
+    # that computes them from check_results reads none of the store's (its own shadow them a while)
+    from tracelab.saved import FAILING_RUNS_SAVED
+
     store, run_id, expected = saved
+    more = str(FAILING_RUNS_SAVED + 1)
+    computed = report(store, tmp_path / "computed.html", "--max-runs", more)
     copy = tmp_path / store.name
     shutil.copyfile(store, copy)
     con = duckdb.connect(str(copy))
     con.execute("UPDATE check_assertions SET yes = yes + 1000 WHERE run_id = ?", [run_id])
+    con.execute("UPDATE check_runs SET runs_failed = 0 WHERE run_id = ?", [run_id])
     con.close()
     got = report(copy, tmp_path / "edited.html", "--max-runs", "2")
     assert got != expected.replace(str(store).encode(), str(copy).encode())
+    got = report(copy, tmp_path / "edited-computed.html", "--max-runs", more)
+    assert got == computed.replace(str(store).encode(), str(copy).encode())
+
+
+def test_rows_computed_from_check_results_are_those_check_saved(saved):
+    # the report of a check saved without them computes them as check did (`view_rows`), from its
+    # results read back in the order written
+    from tracelab.saved import read_result, runs_failed, view_rows
+    from tracelab.store import open_store
+
+    store, run_id, _ = saved
+    with open_store(store, read_only=True, create=False) as opened:
+        result = read_result(opened.con, run_id)
+        computed = view_rows(result)
+        for table, frame in computed.items():
+            columns = ", ".join(frame.columns)
+            want = opened.con.execute(f"SELECT {columns} FROM {table} WHERE run_id = ? ORDER BY ALL",
+                                      [run_id]).fetchall()
+            assert frame.sort(frame.columns).rows() == want, table
+        assert opened.con.execute("SELECT runs, runs_failed FROM check_runs WHERE run_id = ?", [run_id]).fetchall() == [
+            (result.verdicts["episode_id"].n_unique(), runs_failed(result))]
+    assert computed["check_assertions"].height > 0 and computed["check_reasons"].height > 0
+
+
+def test_rows_computed_for_the_report_leave_the_store_as_it_was(saved, tmp_path):
+    # the report's own rows are there while it reads them: after it, the store's tables read as before
+    from tracelab.saved import FAILING_RUNS_SAVED
+    from tracelab.store import open_store
+    from tracelab.view import build_report
+
+    store, run_id, _ = saved
+    with open_store(store, read_only=True, create=False) as opened:
+        def seen() -> list[tuple]:
+            return opened.con.execute(
+                "SELECT (SELECT list(view_name ORDER BY view_name) FROM duckdb_views() WHERE temporary), "
+                "(SELECT count(*) FROM check_cases), (SELECT count(*) FROM check_runs)").fetchall()
+
+        before = seen()
+        report = build_report(opened, run_id, max_runs=FAILING_RUNS_SAVED + 1)
+        assert seen() == before and before[0][1] > 0 and "check_cases" not in before[0][0]
+    assert report.max_runs == FAILING_RUNS_SAVED + 1 and report.summary["runs"] == 36
 
 
 def test_view_imports_neither_polars_nor_other_commands(sample_store, tmp_path):
@@ -110,7 +158,8 @@ def test_every_command_module_is_known_to_the_cli():
 
 
 def test_more_failing_runs_than_check_saved_come_from_check_results(sample_store, tmp_path, monkeypatch):
-    # check saves a case's first FAILING_RUNS_SAVED failing runs: a report that holds more reads them all
+    # check saves a case's first FAILING_RUNS_SAVED failing runs: a report that holds more computes
+    # them from check_results, the same runs as a check that saved them all
     import tracelab.saved
     from tests.view.conftest import SUITE
     from tracelab.check import check
@@ -118,17 +167,22 @@ def test_more_failing_runs_than_check_saved_come_from_check_results(sample_store
     store, _ = sample_store
     copy = tmp_path / "store.duckdb"
     shutil.copyfile(store, copy)
-    monkeypatch.setattr(tracelab.saved, "FAILING_RUNS_SAVED", 1)
     run_id = check(copy, SUITE).run_id
+    expected = {n: report(copy, tmp_path / f"expected-{n}.html", "--max-runs", str(n)) for n in (1, 3)}
+    monkeypatch.setattr(tracelab.saved, "FAILING_RUNS_SAVED", 1)
+    fewer = check(copy, SUITE).run_id
     con = duckdb.connect(str(copy))
     most = con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM check_failing_runs WHERE run_id = ? "
-                       "GROUP BY case_id, permission)", [run_id]).fetchall()[0][0]
+                       "GROUP BY case_id, permission)", [fewer]).fetchall()[0][0]
     assert most == 1  # the first by id of those that crossed a permission boundary, and of the others
     con.close()
+    # the earlier check's report, read from what it saved (1) and computed (3: more than the cap)
+    for n, want in expected.items():
+        assert report(copy, tmp_path / f"computed-{n}.html", "--max-runs", str(n), "--run", run_id) == want
     saved = {n: report(copy, tmp_path / f"saved-{n}.html", "--max-runs", str(n)) for n in (1, 3)}
     con = duckdb.connect(str(copy))
-    con.execute("UPDATE check_runs SET runs = NULL WHERE run_id = ?", [run_id])
+    con.execute("UPDATE check_runs SET runs = NULL WHERE run_id = ?", [fewer])
     con.close()
-    for n, expected in saved.items():
-        assert report(copy, tmp_path / f"computed-{n}.html", "--max-runs", str(n)) == expected
-    assert saved[1] != saved[3]
+    for n, want in saved.items():
+        assert report(copy, tmp_path / f"computed-{n}.html", "--max-runs", str(n)) == want
+    assert saved[1] != saved[3] and expected[1] != expected[3]

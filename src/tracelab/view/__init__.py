@@ -1,23 +1,26 @@
 """`tracelab view`: a saved check as one self-contained HTML file (cli-and-results "`tracelab view`").
 
 `build_report` reads the saved check into a `Report` (a handful of set-based queries whatever
-the corpus size): its counts from the rows `tracelab check` saved for it (`saved.VIEW_TABLES`;
-computed from check_results for a check saved without them), its runs written as the report's
-JSON in DuckDB (`tracelab.view.runs`); `render_html` writes it out. Neither Polars nor the
-suite compiler is imported. The file holds at most `max_runs` failing runs per case, says how
-many it left out, and never holds a leaked string's fragments: a field that holds one is
-replaced by a notice naming the string (`tracelab.show`).
+the corpus size): its counts from the rows `tracelab check` saved for it (`saved.VIEW_TABLES`),
+its runs written as the report's JSON in DuckDB (`tracelab.view.runs`); `render_html` writes it
+out. Neither Polars nor the suite compiler is imported, but for a check saved without those rows:
+they are then computed as check computes them (`saved.view_rows`) from its check_results. The
+file holds at most `max_runs` failing runs per case, says how many it left out, and never holds a
+leaked string's fragments: a field that holds one is replaced by a notice naming the string
+(`tracelab.show`).
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import UsageError
-from tracelab.sqlfiles import load_sql, run_script
+from tracelab.sqlfiles import load_sql
 
 if TYPE_CHECKING:
     import duckdb
@@ -31,7 +34,6 @@ REASONS_SHOWN = 5
 """Not-exercised reasons per assertion, most frequent first (at most `saved.REASONS_SAVED`)."""
 SAMPLE_RUNS = 10
 """Run ids listed with each not-exercised reason (at most `saved.SAMPLE_RUNS`)."""
-PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
 
 
 @dataclass(frozen=True)
@@ -126,25 +128,15 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     params = {"run": run_id}
     head = _rows(con, "check_run", params)[0]
     failed = failed_cases(con, run_id)
-    # what the check saved for the report, or the same from check_results: for a check saved
-    # before it did, or more failing runs per case than it saved
-    reasons_params = {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS}
-    if max_runs <= FAILING_RUNS_SAVED and has_view_rows(con, run_id):
+    # what the check saved for the report, or the same computed from check_results: for a check
+    # saved before it did (or by Spark), or more failing runs per case than it saved
+    saved = max_runs <= FAILING_RUNS_SAVED and has_view_rows(con, run_id)
+    with nullcontext() if saved else _saved_rows(con, run_id, max_runs):
         assertions = _rows(con, "assertions_saved", params)
-        reasons = _rows(con, "reasons_saved", reasons_params)
+        reasons = _rows(con, "reasons_saved", {**params, "top": REASONS_SHOWN, "sample": SAMPLE_RUNS})
         counts = {r["case_id"]: r for r in _rows(con, "cases_saved", params)}
         shown = _rows(con, "failing_runs_saved", {**params, "max_runs": max_runs})
         runs_summary = _rows(con, "summary_saved", params)[0]
-    else:
-        assertions = _rows(con, "assertions", params)
-        reasons = _rows(con, "reasons", reasons_params)
-        run_script(con, "view/case_runs", params)
-        try:
-            counts = {r["case_id"]: r for r in _rows(con, "cases", {})}
-            shown = _rows(con, "failing_runs", {"max_runs": max_runs})
-            runs_summary = _rows(con, "summary", {})[0]
-        finally:
-            run_script(con, "view/cleanup")
     episode_ids = list(dict.fromkeys(r["episode_id"] for r in shown))
     runs, failures = read_runs_json(con, run_id, episode_ids, check_leaked_strings(con, run_id))
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
@@ -159,6 +151,37 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
                   elapsed_ms=head["elapsed_ms"], store=str(store.path), max_runs=max_runs,
                   cases=tuple(cases), runs=runs, summary=_summary(runs_summary, assertions, cases),
                   verdicts_saved=failed is not None)
+
+
+@contextmanager
+def _saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, max_runs: int) -> Iterator[None]:
+    """Saved check `run_id`'s rows of `saved.VIEW_TABLES` and its check_runs row, computed as
+    `tracelab check` saves them (`saved.view_rows`, with `max_runs` failing runs per case) from its
+    check_results, for the block: so that the report reads them with the same queries
+    (sql/view/*_saved.sql) as those of a check that saved them.
+
+    Each is registered under its table's name, with the check's run_id: DuckDB looks a name up
+    among the connection's temporary views before the store's tables and views, so the store's
+    own (possibly without this check's rows, or with fewer failing runs) are not read. They are
+    unregistered when the block ends; nothing is written to the store.
+    """
+    import polars as pl
+
+    from tracelab.frames import ArrowStream
+    from tracelab.saved import read_result, runs_failed, view_rows
+
+    result = read_result(con, run_id)
+    frames = {table: frame.with_columns(run_id=pl.lit(run_id))
+              for table, frame in view_rows(result, failing_runs=max_runs).items()}
+    frames["check_runs"] = pl.DataFrame({"run_id": [run_id], "runs": [result.verdicts["episode_id"].n_unique()],
+                                         "runs_failed": [runs_failed(result)]})
+    try:
+        for table, frame in frames.items():
+            con.register(table, ArrowStream(frame))
+        yield
+    finally:
+        for table in frames:
+            con.unregister(table)
 
 
 def write_report(report: Report, output: str | os.PathLike[str]) -> int:
@@ -208,7 +231,7 @@ def _case(case_id: str, counts: dict[str, Any] | None, failed: list[str] | None,
 
 
 def _summary(runs: dict[str, Any], assertions: list[dict[str, Any]], cases: list[CaseRow]) -> dict[str, int]:
-    """The report's summary: cases from `cases`, runs from sql/view/summary.sql, results summed
+    """The report's summary: cases from `cases`, runs from sql/view/summary_saved.sql, results summed
     over every assertion's row."""
     total = {name: sum(int(a[name]) for a in assertions) for name in ("runs", "failed", "yes", "no", "unknown")}
     return {"cases": len(cases), "cases_passed": sum(c.passed for c in cases), "runs": int(runs["runs"]),
