@@ -82,7 +82,7 @@ class ParsePool:
 
     def _files_job(self, job: list[tuple[int, Source]], size: int,
                    ) -> tuple[list[int], int, Callable[..., Any], tuple[Any, ...]]:
-        files = [(str(s.path), s.uri, s.data) for _, s in job]
+        files = [(s.location, s.uri, s.data) for _, s in job]
         return [no for no, _ in job], size, parse_files, (files, self.forced)
 
     def lines(self, format: str, source: Source) -> Iterator[Entry]:

@@ -215,8 +215,7 @@ def parse_files(files: Sequence[tuple[str, str, bytes]], forced: str | None) -> 
 
 def parse_file(path: str | Path, uri: str, data: bytes, forced: str | None) -> FileParse:
     """One file's format (`forced`, else detected) and all its entries, from its bytes."""
-    source = Source(Path(path), data=data)
-    source.uri = uri
+    source = Source(path, data=data, uri=uri)
     module = adapter_of(source, forced)
     if isinstance(module, FileParse):
         return module

@@ -154,9 +154,11 @@ class Source:
     does not hash to `content_hash` raises `DataError` (the file changed while it was read).
     """
 
-    def __init__(self, path: Path | str, *, data: bytes | None = None) -> None:
-        self.path = path if isinstance(path, Path) else Path(path)
-        self.uri = display_path(self.path)
+    def __init__(self, path: Path | str, *, data: bytes | None = None, uri: str | None = None) -> None:
+        self.location = os.fspath(path)
+        """The path as given, as text: what the file is opened by (no `Path` is made per file of a
+        folder of 100k: `path` is made when an adapter asks for it)."""
+        self.uri = uri if uri is not None else display_path(self.location)
         self._data = data
         self._hash: str | None = None if data is None else hashlib.sha256(data).hexdigest()
         self._size: int | None = None if data is None else len(data)
@@ -168,6 +170,16 @@ class Source:
         self.stat: tuple[int, int] | None = None
         """The file's size and modification time (ns) just before it was read."""
 
+    @functools.cached_property
+    def path(self) -> Path:
+        """The path as a `Path`."""
+        return Path(self.location)
+
+    @functools.cached_property
+    def name(self) -> str:
+        """The file's name, its last path component."""
+        return os.path.basename(self.location)
+
     def _load(self) -> None:
         """Read the file: whole when small, else only its hash (it is streamed later).
 
@@ -177,7 +189,7 @@ class Source:
         """
         if self._hash is not None:
             return
-        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(self.location, os.O_RDONLY | os.O_NONBLOCK)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
@@ -235,7 +247,7 @@ class Source:
     @functools.cached_property
     def stem_name(self) -> str:
         """The file name without compression suffix (``a.jsonl.gz`` -> ``a.jsonl``)."""
-        name = self.path.name
+        name = self.name
         for suffix in (".gz", ".zst"):
             if name.endswith(suffix):
                 return name[: -len(suffix)]
@@ -254,7 +266,7 @@ class Source:
 
     def open(self) -> BinaryIO:
         """The decompressed byte stream."""
-        name = self.path.name
+        name = self.name
         if name.endswith(".gz"):
             return _GzipReader(self.raw())  # type: ignore[return-value]
         if name.endswith(".zst"):
@@ -284,7 +296,7 @@ class Source:
 
         A line longer than `RECORD_LIMIT` comes as an `Oversized` (never held whole).
         """
-        if self._data is not None and self.stem_name == self.path.name:
+        if self._data is not None and self.stem_name == self.name:
             # in memory already: split once, for auto-detection's sample and the adapter alike
             if "lines" not in self.cache:
                 self.cache["lines"] = list(self._lines(len(self._data) + 1))
@@ -396,7 +408,7 @@ class _CheckedReader(io.RawIOBase):
     def __init__(self, source: Source) -> None:
         super().__init__()
         self._source = source
-        self._fh = open(source.path, "rb")
+        self._fh = open(source.location, "rb")
         self._digest = hashlib.sha256()
         self._checked = False
 

@@ -162,7 +162,7 @@ def _archive(source: Source) -> Iterator[zipfile.ZipFile]:
 
 
 def _seekable(source: Source) -> BinaryIO:
-    return source.raw() if source.in_memory else open(source.path, "rb")
+    return source.raw() if source.in_memory else open(source.location, "rb")
 
 
 def _is_sample_entry(entry: str) -> bool:
