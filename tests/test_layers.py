@@ -72,3 +72,21 @@ def test_the_cli_holds_no_sql_and_no_connection(path):
     source = path.read_text(encoding="utf-8")
     assert sql_texts(path) == []
     assert ".con." not in source and "load_sql" not in source
+
+
+def test_ingest_check_and_effects_never_import_pandas(tmp_path):
+    # pyarrow.array and pyarrow.table look for pandas whenever they read a Python list or a
+    # foreign frame: where pandas is installed, most of a second of every ingest and check.
+    # Arrow columns are built from their buffers instead (tracelab.bulk_insert).
+    pytest.importorskip("pandas", reason="pandas is not installed: nothing could import it")
+    store = tmp_path / "s.duckdb"
+    code = (
+        "import sys\nfrom tracelab.store import open_store\nfrom tracelab.check import check\n"
+        f"with open_store({str(store)!r}) as store:\n"
+        f"    store.ingest([{str(REPO / 'sample_traces' / 'native')!r}, {str(REPO / 'sample_traces' / 'otlp')!r}])\n"
+        "    store.effects.set({'lookup_*': 'read'})\n"
+        f"    check(store, {str(REPO / 'sample_traces' / 'suite.yaml')!r})\n"
+        "    loaded = store.con.execute('SELECT count(*) FROM quarantine').fetchall()[0][0] > 0\n"
+        "print(loaded, 'pyarrow' in sys.modules, 'pandas' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (result.returncode, result.stdout.split()) == (0, ["True", "True", "False"]), result.stderr

@@ -51,13 +51,13 @@ class Effects:
         Raises:
             UsageError: a pattern that is not a non-empty string or an effect other than read/write.
         """
-        import pyarrow as pa
+        from tracelab.bulk_insert import arrow_table
 
         rows = [_checked(pattern, effect) for pattern, effect in effects.items()]
         if not rows:
             return
         con = self._writable()
-        table = pa.table({
+        table = arrow_table({
             "pattern": [r[0] for r in rows], "effect": [r[1] for r in rows],
             "regex": [glob_to_re2(r[0]) if is_glob(r[0]) else None for r in rows],
             "pos": list(range(1, len(rows) + 1)),

@@ -33,17 +33,15 @@ import os
 import queue
 import stat
 import threading
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import accumulate
 from typing import Any, NamedTuple
 
 import duckdb
 
-from tracelab.bulk_insert import insert_arrow
+from tracelab.bulk_insert import arrow_column, arrow_table, insert_arrow
 from tracelab.errors import DataError, Interrupted, StoreError, UsageError, interruptible, is_interrupt
 from tracelab.formats import get_format
 from tracelab.formats.base import Source, display_path
@@ -278,39 +276,22 @@ class _Batch:
 
         records = self.records
         by_no = {work.no: work for work in self.files}
-        table = pa.table({
-            "line": pa.array(range(len(records)), pa.int64()),
-            "file_no": pa.array(self.file_nos, pa.int64()),
-            "src_line": pa.array(self.lines, pa.int64()),
-            "source_uri": pa.array([by_no[n].source.uri for n in self.file_nos], pa.string()),
-            "source_format": pa.array([by_no[n].format for n in self.file_nos], pa.string()),
-            "doc": _json_strings([r.head for r in records]),
-            "steps": _json_strings([r.steps for r in records]),
-            "n_steps": pa.array([r.n_steps for r in records], pa.int32()),
-            "tools": _json_strings([r.tools for r in records]),
-            "hash": pa.array([r.content_hash for r in records], pa.string()),
+        table = arrow_table({
+            "line": range(len(records)),
+            "file_no": self.file_nos,
+            "src_line": self.lines,
+            "source_uri": [by_no[n].source.uri for n in self.file_nos],
+            "source_format": [by_no[n].format for n in self.file_nos],
+            "doc": [r.head for r in records],
+            "steps": [r.steps for r in records],
+            "n_steps": arrow_column([r.n_steps for r in records], pa.int32()),
+            "tools": [r.tools for r in records],
+            "hash": [r.content_hash for r in records],
         })
         self.table = pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_RECORDS), table.schema)
         self.records = []
         self.commit = commit
         return self
-
-
-def _json_strings(values: list[bytes | None]) -> Any:
-    """JSON documents written by `dump_json` as an Arrow string column.
-
-    Built from one buffer and its offsets, without the per-value UTF-8 check of `pa.array`
-    (a third of the reading thread's time on a large file): orjson writes only valid UTF-8.
-    """
-    import pyarrow as pa
-
-    if None in values:
-        return pa.array(values, pa.string())
-    data = b"".join(values)  # type: ignore[arg-type]  # no None, checked above
-    if len(data) >= 1 << 31:
-        return pa.array(values, pa.large_string())
-    offsets = array("i", accumulate(map(len, values), initial=0))  # type: ignore[arg-type]
-    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 @dataclass
@@ -828,7 +809,6 @@ class _Writer:
 
 def _part(batch: _Batch, nos: set[int]) -> _Batch:
     """The records and quarantined lines of the files `nos` of a sealed batch, as a batch."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     part = _Batch(files=[w for w in batch.files if w.no in nos], ending=[w for w in batch.ending if w.no in nos],
@@ -838,8 +818,8 @@ def _part(batch: _Batch, nos: set[int]) -> _Batch:
     part.file_nos = [n for n in batch.file_nos if n in nos]
     part.canonical = [c for c, k in zip(batch.canonical, keep, strict=True) if k]
     table = batch.table.filter(pc.is_in(  # type: ignore[attr-defined]  # pyarrow.compute builds its functions at import
-        batch.table["file_no"], pa.array(sorted(nos), pa.int64())))
-    part.table = table.set_column(0, "line", pa.array(range(table.num_rows), pa.int64()))
+        batch.table["file_no"], arrow_column(sorted(nos))))
+    part.table = table.set_column(0, "line", arrow_column(range(table.num_rows)))
     return part
 
 
