@@ -56,14 +56,16 @@ def arrow_column(values: Sequence[Any], kind: pa.DataType | None = None) -> pa.A
     import pyarrow as pa
 
     count = len(values)
-    present = [value for value in values if value is not None]
-    first = present[0] if present else None
+    nulls = values.count(None)
+    first = next((value for value in values if value is not None), None)
     if kind is None:
         kind = (pa.int64() if isinstance(first, int) else
                 pa.timestamp("us", tz="UTC") if isinstance(first, datetime) else pa.string())
-    validity = None if len(present) == count else pa.py_buffer(_validity(values))
+    validity = pa.py_buffer(_validity(values)) if nulls else None
     if pa.types.is_string(kind):
-        texts = [value.encode() if isinstance(value, str) else value or b"" for value in values]
+        # JSON documents come as bytes, ten thousand at a time: taken as they are when none is missing
+        texts = (values if isinstance(first, bytes) and not nulls else
+                 [value.encode() if isinstance(value, str) else value or b"" for value in values])
         data = b"".join(texts)
         large = len(data) >= 1 << 31  # beyond 32-bit offsets: a large_string column
         offsets = array("q" if large else "i", accumulate(map(len, texts), initial=0))
