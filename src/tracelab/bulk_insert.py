@@ -84,7 +84,6 @@ def arrow_column(values: Sequence[Any], kind: pa.DataType | None = None) -> pa.A
     return pa.Array.from_buffers(kind, count, [validity, pa.py_buffer(numbers)])
 
 
-
 def _validity(values: Sequence[Any]) -> bytearray:
     """Arrow's validity bitmap of `values`: bit i set when value i is not None."""
     bits = bytearray((len(values) + 7) // 8)

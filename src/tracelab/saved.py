@@ -38,6 +38,7 @@ FAILING_RUNS_SAVED = 200
 """Failing runs saved per case (the first by id of those that crossed a permission boundary, and as
 many of the others): `view --max-runs` up to this many reads them."""
 
+
 def result_columns(con: duckdb.DuckDBPyConnection) -> str:
     """The SELECT list of `RESULT_COLUMNS` over `check_results`, NULL for a column the store lacks."""
     from tracelab.store import ADDED_COLUMNS
@@ -69,8 +70,7 @@ class SavedResult:
     cases: tuple[CaseRuns, ...]
     """The cases with results; a case's runs are the distinct runs with results of it."""
     per_run: pl.DataFrame
-    """The (case, run) pairs with a failed result: case_id, episode_id, failed, permission. Of a
-    `CheckResult.per_run` (every pair) the functions here read only those."""
+    """`runs_of_cases` of the verdicts, as `CheckResult.per_run`."""
 
 
 def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
@@ -79,10 +79,12 @@ def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
     store's check_results (a view over check_results/, `check --engine spark`) has no rowid."""
     import polars as pl
 
+    from tracelab.suite.results import runs_of_cases
+
     verdicts = pl.DataFrame(con.sql(load_sql("view/results"), params={"run": run_id}))
-    cases = tuple(CaseRuns(case_id, runs) for case_id, runs in verdicts.group_by("case_id").agg(
-        pl.col("episode_id").n_unique()).iter_rows())
-    return SavedResult(verdicts, cases, _failed_pairs(verdicts))
+    per_run = runs_of_cases(verdicts)
+    cases = tuple(CaseRuns(case_id, runs) for case_id, runs in per_run.group_by("case_id").len().iter_rows())
+    return SavedResult(verdicts, cases, per_run)
 
 
 def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None) -> dict[str, pl.DataFrame]:
@@ -151,23 +153,10 @@ def runs_failed(result: CheckResult | SavedResult) -> int:
 
 def _failing(result: CheckResult | SavedResult) -> pl.DataFrame:
     """The (case, run) pairs with a failed result: how many, and whether one crossed a permission
-    boundary (from `per_run`, or grouped here for a result built elsewhere: Spark)."""
+    boundary (of `per_run`)."""
     import polars as pl
 
-    if result.per_run is None:
-        return _failed_pairs(result.verdicts)
     return result.per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
-
-
-def _failed_pairs(verdicts: pl.DataFrame) -> pl.DataFrame:
-    """The (case, run) pairs of verdict rows with a failed result: how many results the run failed,
-    and whether one was a permission result (docs/suites.md §5). Only the failed rows are grouped."""
-    import polars as pl
-
-    from tracelab.suite.results import PERMISSION_TYPES
-
-    return verdicts.filter(~pl.col("passed")).group_by("case_id", "episode_id").agg(
-        failed=pl.len(), permission=pl.col("assertion_type").is_in(PERMISSION_TYPES).any())
 
 
 def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:

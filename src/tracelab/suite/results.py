@@ -69,10 +69,9 @@ class CheckResult:
     verdicts: pl.DataFrame
     cases: tuple[CaseVerdict, ...]
     summary: Summary
+    per_run: pl.DataFrame
+    """`runs_of_cases` of the verdicts (what `check` saves for `view` is found from it)."""
     strict: bool = False
-    per_run: pl.DataFrame | None = None
-    """One row per (case, run) the case selected: case_id, episode_id, ok, permission, and
-    `failed`, how many of the case's results the run failed (what `check` saves for `view`)."""
 
     @property
     def passed(self) -> bool:
@@ -108,14 +107,7 @@ def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
     Every selected run has at least one row (the always-on `undeclared_writes`),
     so the rows alone say which runs each case selected.
     """
-    run_ok = pl.col("passed")
-    if strict:
-        run_ok = run_ok & (pl.col("exercised") != "no")
-    per_run = verdicts.group_by("case_id", "episode_id").agg(
-        ok=run_ok.all(),
-        permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any(),
-        failed=(~pl.col("passed")).sum(),
-    )
+    per_run = runs_of_cases(verdicts, strict)
     per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
         runs=pl.len(), runs_passed=pl.col("ok").sum(), permission=pl.col("permission").any(),
     ).iter_rows(named=True)}
@@ -132,7 +124,21 @@ def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
         not_exercised=int((exercised == "no").sum()),
         unknown=int((exercised == "unknown").sum()),
     )
-    return CheckResult(suite, verdicts, verdict_list, summary, strict, per_run)
+    return CheckResult(suite, verdicts, verdict_list, summary, per_run, strict)
+
+
+def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:
+    """One row per (case, run) the case selected: case_id, episode_id; `ok`, whether the run passed
+    every result of the case (with `strict`, none of them `exercised = no` either); `permission`,
+    whether it failed a permission result (docs/suites.md §5); `failed`, how many results it failed."""
+    run_ok = pl.col("passed")
+    if strict:
+        run_ok = run_ok & (pl.col("exercised") != "no")
+    return verdicts.group_by("case_id", "episode_id").agg(
+        ok=run_ok.all(),
+        permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any(),
+        failed=(~pl.col("passed")).sum(),
+    )
 
 
 def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:
@@ -148,4 +154,4 @@ def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:
                        bool(counts["permission"]))
 
 
-__all__ = ["PERMISSION_TYPES", "STEP_IDX", "CaseVerdict", "CheckResult", "Summary", "build_result"]
+__all__ = ["PERMISSION_TYPES", "STEP_IDX", "CaseVerdict", "CheckResult", "Summary", "build_result", "runs_of_cases"]
