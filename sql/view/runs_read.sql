@@ -6,7 +6,7 @@
 -- it holds the string, both lowered (DuckDB's lower), or the string and the field both have a
 -- character outside ASCII (where DuckDB's lower and Python's may differ), or its data has an
 -- escape (\u00df for ß: the string may show only once decoded). Only a marked step keeps its
--- fields whole, for Python to look at them one by one (tracelab.show._withheld).
+-- fields whole, for Python to look at them one by one (tracelab.show.fields_withheld).
 CREATE OR REPLACE TEMP TABLE view_steps AS
 WITH joined AS (
     -- the fields one text apart, looked at once per step whatever the number of strings

@@ -290,7 +290,7 @@ def _withhold(frame: pl.DataFrame, fields: tuple[str, ...],
     rows: dict[str, list[int]] = {name: [] for name in fields}
     for row in look.iter_rows(named=True):
         key = (row["episode_id"], row["idx"] if has_idx else None)
-        found = _withheld(row, fields, holding.get(key, {}), needles)
+        found = fields_withheld(row, fields, holding.get(key, {}), needles)
         if found:
             withheld[key] = found
             for name in found:
@@ -309,7 +309,7 @@ def _positions(rows: Iterable[int]) -> pl.Series:
     return pl.Series(sorted(rows), dtype=pl.UInt32).implode()
 
 
-def _withheld(row: dict[str, Any], fields: tuple[str, ...], holding: dict[str, set[str]],
+def fields_withheld(row: dict[str, Any], fields: tuple[str, ...], holding: dict[str, set[str]],
               needles: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     """Fields of `row` that hold a needle: as the transcript search found (`holding`), or in
     their text, case-insensitively (a JSON document also with its escapes decoded)."""
@@ -329,7 +329,7 @@ def _withheld(row: dict[str, Any], fields: tuple[str, ...], holding: dict[str, s
 
 def _marked(frame: pl.DataFrame, fields: tuple[str, ...], needles: tuple[str, ...]) -> pl.DataFrame:
     """`_marked`: whether some field may hold a needle (case-insensitively, JSON escapes
-    decoded), found for all rows at once; `_withheld` then looks at those few rows only."""
+    decoded), found for all rows at once; `fields_withheld` then looks at those few rows only."""
     import polars as pl
 
     if not needles or frame.height == 0:
@@ -373,7 +373,7 @@ def _holding(con: duckdb.DuckDBPyConnection, failures: pl.DataFrame | None, foun
     """(run, step idx or None for the episode) -> field -> the strings it holds, for each leak the
     check found in these runs that their stored text does not show as it is (an escape, a number
     written otherwise), located as must_not_leak searched: the transcript. The others are found
-    field by field in `_withheld`, so the transcript of thousands of runs is not rebuilt."""
+    field by field in `fields_withheld`, so the transcript of thousands of runs is not rebuilt."""
     import polars as pl
 
     if failures is None or failures.height == 0:
@@ -440,4 +440,5 @@ def _notice(strings: tuple[str, ...], field: str | None) -> str:
 
 
 __all__ = ["Failure", "Run", "RunTable", "Step", "check_leaked_strings", "checked_runs", "leaked_string",
-           "load_runs", "read_runs", "saved_failures", "show_run", "withheld_notice"]
+           "fields_withheld", "load_runs", "locate_leaks", "read_runs", "saved_failures", "show_run",
+           "withheld_notice"]

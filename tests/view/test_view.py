@@ -177,7 +177,7 @@ def test_view_never_imports_the_suite_compiler(sample_store):
     ("weiß", "WEISS", False),  # no lowering makes these equal
 ])
 def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked):
-    # sql/view/runs_read.sql narrows which steps Python reads field by field (show._withheld): it
+    # sql/view/runs_read.sql narrows which steps Python reads field by field (show.fields_withheld): it
     # must never leave out one that Python's lowering finds the string in
     import duckdb
 

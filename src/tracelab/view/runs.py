@@ -13,7 +13,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tracelab.show import RUN_FIELDS, STEP_FIELDS, Failure, _withheld, leaked_string, locate_leaks, withheld_notice
+from tracelab.show import (
+    RUN_FIELDS,
+    STEP_FIELDS,
+    Failure,
+    fields_withheld,
+    leaked_string,
+    locate_leaks,
+    withheld_notice,
+)
 from tracelab.sqlfiles import load_sql, run_script
 
 if TYPE_CHECKING:
@@ -79,7 +87,7 @@ _HEAD_COLUMNS = ("episode_id", *RUN_FIELDS)
 
 def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures: list[dict[str, Any]]
               ) -> tuple[Withheld, dict[tuple[str, int], dict[str, Any]]]:
-    """What holds a leaked string, decided as `tracelab.show` does (`_withheld`) on the fields that
+    """What holds a leaked string, decided as `tracelab.show` does (`fields_withheld`) on the fields that
     may hold one: the runs and steps sql/view/runs_heads.sql and runs_read.sql marked (a superset
     of show's `_marked`), and those the transcript search locates.
 
@@ -119,8 +127,8 @@ def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures
     withheld: Withheld = {}
     steps: dict[tuple[str, int], dict[str, Any]] = {}
     for (episode_id, idx), fields in marked.items():
-        held = _withheld(fields, STEP_FIELDS if idx is not None else RUN_FIELDS, holding.get((episode_id, idx), {}),
-                         needles)
+        held = fields_withheld(fields, STEP_FIELDS if idx is not None else RUN_FIELDS,
+                               holding.get((episode_id, idx), {}), needles)
         if held:
             withheld[(episode_id, idx)] = held
             if idx is not None:
