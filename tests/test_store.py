@@ -181,3 +181,20 @@ def test_a_parquet_store_exports_again_and_its_sql_still_reads_no_file(tmp_path,
             pq.sql(f"SELECT * FROM read_text('{tmp_path / 'again' / 'sources' / 'data.parquet'}')")
     with open_store(tmp_path / "again") as again:
         assert again.sql("SELECT count(*) FROM episodes").item() == 2
+
+
+def test_a_store_whose_catalog_cannot_be_read_says_what_to_do(tmp_path):
+    # damage met when a store opens reads as damage met later: named, with what to do next
+    import duckdb
+
+    from tracelab.errors import StoreError
+    from tracelab.store import _schema
+
+    class Damaged:
+        def execute(self, *args: object) -> None:
+            raise duckdb.IOException("Corrupt database file: computed checksum 1 does not match stored checksum 2")
+
+    with pytest.raises(StoreError) as raised:
+        _schema(Damaged(), tmp_path / "s.duckdb")  # type: ignore[arg-type]
+    assert str(raised.value).startswith(f"{tmp_path / 's.duckdb'}: the store is damaged or unreadable (Corrupt")
+    assert "restore it from a backup" in str(raised.value)

@@ -468,7 +468,7 @@ def _schema(con: duckdb.DuckDBPyConnection, target: Path) -> tuple[str | None, b
     table or column of `ADDED_TABLES`/`ADDED_COLUMNS` existed: one look at the catalog.
 
     Raises:
-        StoreError: the catalog or the version cannot be read.
+        StoreError: the catalog or the version cannot be read (`damaged_store_error`).
     """
     try:
         columns = set(con.execute(
@@ -479,8 +479,8 @@ def _schema(con: duckdb.DuckDBPyConnection, target: Path) -> tuple[str | None, b
         if "tracelab_meta" not in tables:
             return None, False
         rows = con.execute("SELECT value FROM tracelab_meta WHERE key = 'schema_version'").fetchall()
-    except duckdb.Error as exc:
-        raise StoreError(f"{target} cannot be read: {_first_line(exc)}") from None
+    except duckdb.Error as exc:  # its catalog damaged: what to do is said as for any damage met later
+        raise damaged_store_error(exc, target) from None
     stale = bool(ADDED_TABLES - tables) or any(
         (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added)
     return (rows[0][0] if rows else None), stale
