@@ -274,3 +274,27 @@ def test_read_only_and_parquet_stores_give_the_same_verdicts(store, tmp_path):
         assert evaluate(parquet.con, suite).verdicts.equals(expected)
     with open_store(tmp_path / "store.duckdb", read_only=True) as read_only:
         assert evaluate(read_only.con, suite).verdicts.equals(expected)
+
+
+def test_the_report_rows_a_check_saves_mark_the_runs_that_crossed_a_permission_boundary(checker):
+    # saved.view_rows: a case's permission flag and its failing runs, those that crossed first
+    from tracelab.saved import view_rows
+
+    checker.ingest(ep("a-rude", case="c", output="oops"), ep("b-leak", case="c", output="Jane Doe"),
+                   ep("c-ok", case="c", output="fine"))
+    result = checker.check("""
+        - id: both
+          select: {case_id: c}
+          min_pass_rate: 0.0
+          expect: {must_mention: [fine], must_not_leak: [Jane Doe]}
+        - id: mention
+          select: {case_id: c}
+          min_pass_rate: 0.0
+          expect: {must_mention: [fine]}
+    """)
+    rows = view_rows(result)
+    assert sorted(rows["check_cases"].select("case_id", "runs", "runs_passed", "failed", "permission").rows()) == [
+        ("both", 3, 1, 3, True), ("mention", 3, 1, 2, False)]
+    shown = rows["check_failing_runs"].sort("case_id", "episode_id")
+    assert shown.select("case_id", "episode_id", "permission").rows() == [
+        ("both", "a-rude", False), ("both", "b-leak", True), ("mention", "a-rude", False), ("mention", "b-leak", False)]
