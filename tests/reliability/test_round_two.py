@@ -220,6 +220,7 @@ def test_every_command_on_a_damaged_store_exits_3_with_one_line(tmp_path, sample
     code, out, err = run_cli(*args, "--store", str(store))
     assert (code, out) == (3, "") and one_line_error(err), err
     assert err.startswith(f"error: {store}: the store is damaged or unreadable (Corrupt database file"), err
+    assert "restore it from a backup, or ingest the traces into a new store" in err
     assert store.read_bytes() == before  # nothing written into it
 
 
