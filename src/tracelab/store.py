@@ -337,8 +337,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
             configure_connection(con)
         else:
             configure_connection(con)
-            _bootstrap(con, target)
-            version, _ = _schema(con, target)
+            version = _bootstrap(con, target)
         _check_version(version, target)
     except BaseException:
         con.close()
@@ -408,8 +407,10 @@ def _open_error(target: Path, exc: duckdb.Error, *, waited: float = 0) -> StoreE
     return StoreError(f"{target} cannot be opened as a tracelab store: {_first_line(exc)}")
 
 
-def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
+def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> str:
     """Create the schema in a new store, in one transaction: a failure leaves nothing behind.
+    Returns the store's schema version (that of an existing store, which an earlier tracelab
+    may have written, else the one just created): the catalog is looked at once.
 
     A DuckDB file that already holds tables or views but is no tracelab store is refused
     untouched, rather than filled with tracelab's tables.
@@ -419,7 +420,7 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
         if version is not None:
             if version == SCHEMA_VERSION and stale:
                 _upgrade(con)
-            return
+            return version
         foreign = con.execute(load_sql("schema/user_objects")).fetchall()
         if foreign:
             names = ", ".join(name for (name,) in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
@@ -439,6 +440,7 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> None:
             raise
     except duckdb.Error as exc:
         raise StoreError(f"{target} cannot be initialised: {_first_line(exc)}") from None
+    return SCHEMA_VERSION
 
 
 def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
