@@ -1,7 +1,8 @@
 -- Each run's own texts (tracelab.view.runs), in the order the file uses them (`slot`): its header
 -- (label, value; a value may be NULL), its output and error (label, then the text clipped to $clip
--- characters as sql/view/runs_shown.sql clips, or the notice of a withheld one: view_head_withheld), then its failures as a whole
--- (view_whole: assertion, reason). A NULL text is no text.
+-- characters as sql/view/runs_shown.sql clips, or the notice of a withheld one:
+-- view_head_withheld), then its failures as a whole (view_whole: assertion, reason). A NULL text
+-- is no text.
 CREATE OR REPLACE TEMP TABLE view_own_texts AS
 SELECT h.run, h.episode_id, h.agent, h.agent_version, h.model, h.case_id, h.termination, h.reward, h.n_steps,
        w.w_output, w.w_error,

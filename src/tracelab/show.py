@@ -310,7 +310,7 @@ def _positions(rows: Iterable[int]) -> pl.Series:
 
 
 def fields_withheld(row: dict[str, Any], fields: tuple[str, ...], holding: dict[str, set[str]],
-              needles: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+                    needles: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     """Fields of `row` that hold a needle: as the transcript search found (`holding`), or in
     their text, case-insensitively (a JSON document also with its escapes decoded)."""
     if not holding and not row["_marked"]:
