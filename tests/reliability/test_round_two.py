@@ -249,6 +249,9 @@ INTERRUPTS = {
     "ingest": (["ingest", str(SAMPLES / "native"), "-q"], "tracelab.ingest.ingest_paths", KeyboardInterrupt()),
     "info": (["info"], "tracelab.summary.summarize", KeyboardInterrupt()),
     "sql": (["sql", "SELECT 1"], "tracelab.store.Store.sql", RuntimeError("Query interrupted")),
+    # DuckDB's own exception for a query interrupt_queries stopped: an interrupt, not a damaged store
+    "sql in DuckDB": (["sql", "SELECT 1"], "tracelab.store.Store.sql",
+                      duckdb.InterruptException("INTERRUPT Error: Interrupted!")),
     "check": (["check", str(SUITE)], "tracelab.suite.evaluate._run_families", KeyboardInterrupt()),
     "check in a query": (["check", str(SUITE)], "tracelab.suite.evaluate._run_families",
                          RuntimeError("Query interrupted")),

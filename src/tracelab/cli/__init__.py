@@ -81,7 +81,7 @@ class _ErrorBoundary(click.Group):
             return super().invoke(ctx)
         except TracelabError as exc:
             raise UserFacingError(exc) from None
-        except (KeyboardInterrupt, RuntimeError) as exc:
+        except (KeyboardInterrupt, RuntimeError, duckdb.InterruptException) as exc:
             if not is_interrupt(exc):
                 raise
             raise UserFacingError(_interrupted(ctx)) from None
