@@ -954,7 +954,7 @@ def ingest_paths(
             for unit in _in_background(_staged_ahead(reader.units(), ahead)):
                 writer.take(unit)
         except BaseException as exc:
-            if isinstance(exc, duckdb.InterruptException) or is_interrupt(exc):
+            if is_interrupt(exc):
                 raise writer.interrupted(len(inputs)) from None
             writer._rollback()
             raise

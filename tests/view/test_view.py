@@ -86,6 +86,26 @@ def test_an_unwritable_output_is_one_line(sample_store, tmp_path):
     assert code == 2 and "cannot write the report" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, "duckdb"])
+def test_an_interrupted_view_says_the_file_was_not_written(sample_store, tmp_path, monkeypatch, interrupt):
+    # Ctrl-C arrives as KeyboardInterrupt in Python, or as DuckDB's InterruptException while a
+    # query runs (errors.is_interrupt): either way the one line says what became of the file
+    import duckdb
+
+    import tracelab.view
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt if interrupt is KeyboardInterrupt else duckdb.InterruptException("INTERRUPT Error")
+
+    monkeypatch.setattr(tracelab.view, "build_report", interrupted)
+    store, _ = sample_store
+    out = tmp_path / "r.html"
+    code, stdout, err = run_cli("view", "--store", str(store), "-o", str(out))
+    assert (code, stdout) == (130, "")
+    assert err == f"error: view interrupted: {out} was not written (an earlier file there is unchanged)\n"
+    assert not out.exists()
+
+
 def test_each_step_shows_what_it_holds_clipped_or_withheld():
     # the report's steps are written set-wise in DuckDB: every case the timeline draws, on one hand-made run
     import duckdb

@@ -7,7 +7,7 @@ import time
 import click
 
 from tracelab.cli.options import store_option
-from tracelab.errors import Interrupted
+from tracelab.errors import Interrupted, is_interrupt
 
 
 @click.command()
@@ -40,8 +40,11 @@ def view(run_id: str | None, output: str, max_runs: int, store_path: str | None)
         with open_store(store_path, read_only=True, create=False) as store:
             report = build_report(store, run_id, max_runs=max_runs)
         size = write_report(report, output)
-    except KeyboardInterrupt:
-        raise Interrupted(f"view interrupted: {output} was not written (an earlier file there is unchanged)") from None
+    except BaseException as exc:
+        if is_interrupt(exc):  # Ctrl-C, also as DuckDB's InterruptException while a query ran
+            raise Interrupted(f"view interrupted: {output} was not written (an earlier file there is unchanged)"
+                              ) from None
+        raise
     finally:
         if collecting:
             gc.enable()
