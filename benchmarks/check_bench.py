@@ -1,7 +1,7 @@
 """Check: `tracelab check` of benchmarks/suite.yaml vs a per-episode Python evaluator (pyeval.py).
 
 Both sides are timed producing the same artefact, the verdict rows as Parquet:
-tracelab through its library (`tracelab.check.check(store, suite, save=False)`,
+tracelab through its library (`tracelab.results.check.check(store, suite, save=False)`,
 then `write_parquet`), pyeval from the JSON Lines file. Each is a fresh
 subprocess, so the figure is what a user waits for (interpreter start and
 imports included). The CLI (`check --format json --all-results`, which also
@@ -51,7 +51,7 @@ ENV = {"TRACELAB_MEMORY_LIMIT": MEMORY_LIMIT}
 
 CHECK_TO_PARQUET = (
     "import sys\n"
-    "from tracelab.check import check\n"
+    "from tracelab.results.check import check\n"
     "check(sys.argv[1], sys.argv[2], save=False).verdicts.write_parquet(sys.argv[3])\n"
 )
 """What a library user runs: check the suite, keep the verdict rows (argv: store suite out)."""

@@ -14,7 +14,7 @@ from common import WORK, alternating, corpus, fastest, measure, python
 
 from tracelab.store import open_store
 
-CHECK = ("import sys\nfrom tracelab.check import check\n"
+CHECK = ("import sys\nfrom tracelab.results.check import check\n"
          "check(sys.argv[1], sys.argv[2], save=False).verdicts.write_parquet(sys.argv[3])\n")
 TARGET = 1.1
 GLOBS = {**{f"get_*{i}": "read" for i in range(10)}, **{f"*_update_{i}*": "write" for i in range(9)},

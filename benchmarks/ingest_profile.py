@@ -37,7 +37,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0)
     args = parser.parse_args()
 
-    import tracelab.ingest as ingest
+    import tracelab.ingest.batches as ingest_batches
+    import tracelab.ingest.reader as ingest_reader
+    import tracelab.ingest.staging as ingest_staging
+    import tracelab.ingest.writer as ingest_writer
     from tracelab.sqlfiles import load_sql
     from tracelab.store import open_store
 
@@ -69,27 +72,29 @@ def main() -> None:
                 record(what, time.perf_counter() - wall, time.thread_time() - cpu)
         return run
 
-    ingest.run_script = timed_script  # type: ignore[assignment]
-    ingest._Writer._pair_sequentially = timed(ingest._Writer._pair_sequentially, "python: sequential pairing")
-    ingest._Writer._write = timed(ingest._Writer._write, "batch, all (writer)")
-    ingest._Batch.sealed = timed(ingest._Batch.sealed, "python: batch to Arrow")
-    bound = ingest._bound
+    ingest_writer.run_script = timed_script  # type: ignore[assignment]
+    ingest_staging.run_script = timed_script  # type: ignore[assignment]
+    pairing = ingest_writer.Writer._pair_sequentially
+    ingest_writer.Writer._pair_sequentially = timed(pairing, "python: sequential pairing")
+    ingest_writer.Writer._write = timed(ingest_writer.Writer._write, "batch, all (writer)")
+    ingest_batches.Batch.sealed = timed(ingest_batches.Batch.sealed, "python: batch to Arrow")
+    bound = ingest_writer._bound
     handed: dict[str, tuple[str, float, float]] = {}
 
     def rows_bound(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         handed["rows"] = (name, time.perf_counter(), time.thread_time())
         return bound(name, params)
 
-    read_once = ingest._read_once
+    read_once = ingest_writer._read_once
 
     def rows_read(table: Any) -> Any:
         name, wall, cpu = handed.pop("rows")
         record(f"{name} (to Arrow)", time.perf_counter() - wall, time.thread_time() - cpu)
         return read_once(table)
 
-    ingest._bound = rows_bound  # type: ignore[assignment]
-    ingest._read_once = rows_read  # type: ignore[assignment]
-    background = ingest._in_background
+    ingest_writer._bound = rows_bound  # type: ignore[assignment]
+    ingest_writer._read_once = rows_read  # type: ignore[assignment]
+    background = ingest_reader.in_background
 
     def in_background(units: Any, *args: Any) -> Any:
         def counted() -> Any:
@@ -97,7 +102,7 @@ def main() -> None:
             threads[threading.current_thread().name] = time.thread_time()
         return background(counted(), *args)
 
-    ingest._in_background = in_background  # type: ignore[assignment]
+    ingest_reader.in_background = in_background  # type: ignore[assignment]
 
     path = corpus(args.episodes)
     store_path = fresh(WORK / "profile.duckdb")

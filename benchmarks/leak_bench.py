@@ -10,7 +10,7 @@ transcript fragment. The transcript of the store is lower-cased once into a tabl
   benchmark);
 - re2_prefilter: one RE2 pass with the alternation of every needle keeps only the
   fragments that contain some needle, then the exact `contains` join on those (the
-  engine now: tracelab.suite.needles);
+  engine now: tracelab.engine.needles);
 - aho_corasick: pyahocorasick over the fragments streamed from DuckDB in Arrow batches.
 
 Every candidate must return the same (needle, episode_id) pairs, overlapping needles
@@ -34,9 +34,9 @@ import ahocorasick
 import duckdb
 from common import WORK, corpus, tracelab
 
+from tracelab.engine.needles import prefilter_re2
 from tracelab.generate import LEAK_STRINGS
 from tracelab.store import open_store
-from tracelab.suite.needles import prefilter_re2
 
 TARGET = 10.0
 """The winner should be at least this many times faster than the loop."""
@@ -53,7 +53,7 @@ _LAST = ("Haugland", "Ødegaard", "Muñoz", "Kowalczyk", "Öztürk", "Παπαδ
 _IBAN_COUNTRIES = ("DE", "FR", "TR", "GB", "NL", "ES", "IT", "PL", "SE", "NO")
 _KEY_PREFIXES = ("sk-live-", "sk-test-", "AKIA", "ghp_", "xoxb-", "AIza", "pk_live_", "rk_live_")
 _ALNUM = string.ascii_letters + string.digits
-# strings the corpus carries (tracelab._corpus_catalog): real hits besides the planted secrets,
+# strings the corpus carries (tracelab.generate.catalog): real hits besides the planted secrets,
 # and needles that overlap one another ("Mia Becker" and "Becker")
 _PRESENT = ("Mia Becker", "Becker", "Σοφία Παπαδοπούλου", "İpek Yılmaz", "Tomás Ortega",
             "DE02 1203 0000 0000 2020 51", "GB29 NWBK 6016 1331 9268 19", "sw-204", "as-5512")
@@ -120,7 +120,7 @@ def join(con: duckdb.DuckDBPyConnection, lowered: list[str]) -> Pairs:
 
 def re2_prefilter(con: duckdb.DuckDBPyConnection, lowered: list[str]) -> Pairs:
     """One RE2 pass keeps the fragments that hold some needle; `contains` once per distinct
-    text and needle among those (as sql/assertions/must_not_leak.sql does)."""
+    text and needle among those (as sql/engine/assertions/must_not_leak.sql does)."""
     return _pairs(con.execute("""
         WITH hits AS (SELECT episode_id, ltext FROM frags WHERE regexp_matches(ltext, $pattern)),
         matched AS (

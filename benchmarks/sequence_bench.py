@@ -36,7 +36,7 @@ cases:
           - {type: max_calls, tool: delete, max: 0}
       - {type: trace_tool_sequence, sequence: [lookup, assign, delete], allow_other_tools: true}
 """
-CHECK = ("import sys\nfrom tracelab.check import check\n"
+CHECK = ("import sys\nfrom tracelab.results.check import check\n"
          "check(sys.argv[1], sys.argv[2], save=False, allow_ineffective=True)"
          ".verdicts.write_parquet(sys.argv[3])\n")
 

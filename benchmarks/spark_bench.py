@@ -34,7 +34,7 @@ DIGEST = ("def digest(frame):\n"
 CHECK = ("import json, sys\nfrom tracelab.spark import engine\n" + DIGEST +
          f"run = engine.check(sys.argv[1], sys.argv[2], save=False, master={MASTER!r})\n"
          "print(json.dumps({'rows': run.verdicts.height, 'digest': digest(run.verdicts), **engine.TIMINGS}))\n")
-DUCK_CHECK = ("import json, sys\nfrom tracelab.check import check\n" + DIGEST +
+DUCK_CHECK = ("import json, sys\nfrom tracelab.results.check import check\n" + DIGEST +
               "run = check(sys.argv[1], sys.argv[2], save=False)\n"
               "print(json.dumps({'rows': run.verdicts.height, 'digest': digest(run.verdicts)}))\n")
 

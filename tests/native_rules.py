@@ -1,6 +1,6 @@
 """trace-format §2/§4/§5 read in plain Python, for the sample-trace and generator tests.
 
-Deliberately independent of `tracelab.ingest`: the fixtures are held to the
+Deliberately independent of `tracelab.ingest.pipeline`: the fixtures are held to the
 spec, and the store tests then compare ingest's tables with what this module
 derives. Case-insensitive matching uses Python's `lower()`, which equals the
 spec's simple lowercase mapping for the ASCII and Latin needles these tests use.

@@ -1,4 +1,4 @@
-"""Baselines (tracelab.baseline): the z-test, what is a regression, and what is no evidence."""
+"""Baselines (tracelab.results.baseline): the z-test, what is a regression, and what is no evidence."""
 from __future__ import annotations
 
 import copy
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.suite.engine_support import HEAD, Checker, call, ep
-from tracelab.baseline import Z_CRITICAL, baseline_document, compare, drop_test, export_baseline, load_baseline
-from tracelab.check import CheckRun, check
 from tracelab.errors import UsageError
+from tracelab.results.baseline import Z_CRITICAL, baseline_document, compare, drop_test, export_baseline, load_baseline
+from tracelab.results.check import CheckRun, check
 from tracelab.store import open_store
 
 TOOLS = [{"name": "lookup", "effect": "read"}, {"name": "save", "effect": "write"}]

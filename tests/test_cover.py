@@ -1,4 +1,4 @@
-"""Coverage (tracelab.cover): how the verdicts of suite.md §5 add up per case and assertion.
+"""Coverage (tracelab.results.cover): how the verdicts of suite.md §5 add up per case and assertion.
 
 The engine's tests pin each verdict; these pin what cover makes of them: the counts,
 the `no` reasons grouped and counted (most frequent first), the status, and the order
@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from tests.suite.engine_support import Checker, call, ep
-from tracelab import cover
+from tracelab.results import cover
 from tracelab.store import open_store
 
 LOOKUP = {"name": "lookup", "effect": "read",
@@ -229,7 +229,7 @@ def test_rare_reasons_are_counted_over_the_runs_that_did_not_exercise(order_cove
 
 
 def test_cover_evaluates_the_suite_once_and_saves_nothing(store, tmp_path, monkeypatch):
-    import tracelab.suite.evaluate as engine
+    import tracelab.engine.evaluate as engine
 
     calls_made = []
     original = engine.evaluate

@@ -9,7 +9,7 @@ import json
 
 import polars as pl
 
-from tracelab.check import check
+from tracelab.results.check import check
 
 SCHEMA_BALANCE = {"type": "object", "properties": {"account": {"type": "string"}}, "required": ["account"]}
 SCHEMA_TRANSFER = {"type": "object", "properties": {"to": {"type": "string"}, "amount": {"type": "number"}},

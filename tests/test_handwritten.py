@@ -10,8 +10,8 @@ import pytest
 
 from benchmarks import handwritten
 from tests.test_pyeval import EDGES, KEYS, SUITE
-from tracelab.check import check
 from tracelab.generate import generate
+from tracelab.results.check import check
 from tracelab.store import open_store
 
 

@@ -38,16 +38,16 @@ def test_the_library_never_imports_click(path):
     assert not {name for name in imported(path) if name.split(".")[0] == "click"}
 
 
-@pytest.mark.parametrize("path", [p for p in MODULES if p.parent.name == "suite"] + [SRC / "check.py"],
-                         ids=rel)
+@pytest.mark.parametrize("path", [p for p in MODULES if p.parent.name in ("suite", "engine")]
+                         + [SRC / "results" / "check.py"], ids=rel)
 def test_suites_and_check_do_not_import_ingest(path):
-    assert "tracelab.ingest" not in imported(path)
+    assert "tracelab.ingest.pipeline" not in imported(path)
 
 
 def test_loading_and_linting_a_suite_imports_no_ingest():
     code = ("import sys\nfrom tracelab.suite import load_suite, lint_suite\n"
             f"lint_suite(load_suite({str(REPO / 'sample_traces' / 'suite.yaml')!r}))\n"
-            "print(sorted(m for m in sys.modules if m in ('tracelab.ingest', 'click', 'pyarrow')))")
+            "print(sorted(m for m in sys.modules if m in ('tracelab.ingest.pipeline', 'click', 'pyarrow')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
 
@@ -81,7 +81,7 @@ def test_ingest_check_and_effects_never_import_pandas(tmp_path):
     pytest.importorskip("pandas", reason="pandas is not installed: nothing could import it")
     store = tmp_path / "s.duckdb"
     code = (
-        "import sys\nfrom tracelab.store import open_store\nfrom tracelab.check import check\n"
+        "import sys\nfrom tracelab.store import open_store\nfrom tracelab.results.check import check\n"
         f"with open_store({str(store)!r}) as store:\n"
         f"    store.ingest([{str(REPO / 'sample_traces' / 'native')!r}, {str(REPO / 'sample_traces' / 'otlp')!r}])\n"
         "    store.effects.set({'lookup_*': 'read'})\n"

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import episode
 from tests.reliability.support import run_cli
-from tracelab.check import check
+from tracelab.results.check import check
 from tracelab.store import open_store
 
 SECRET = "Zebra-7741"

@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 from benchmarks import pyeval
-from tracelab.check import check
 from tracelab.generate import generate
+from tracelab.results.check import check
 from tracelab.store import open_store
 from tracelab.suite import load_suite
 

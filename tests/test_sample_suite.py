@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from tracelab.check import CheckRun, check
 from tracelab.cli import cli
+from tracelab.results.check import CheckRun, check
 from tracelab.store import open_store
 from tracelab.suite import lint_suite, load_suite
 

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from tests.conftest import REPO
-from tracelab.check import check
 from tracelab.errors import UsageError
+from tracelab.results.check import check
 from tracelab.store import open_store
 
 NATIVE = REPO / "sample_traces" / "native"

@@ -19,8 +19,8 @@ def test_built_wheel_runs_ingest_and_sql(tmp_path):
                    check=True, capture_output=True)
     [wheel] = dist.glob("tracelab-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "tracelab/sql/schema/tables.sql" in names
-    assert "tracelab/sql/views/transcript.sql" in names
+    assert "tracelab/sql/store/schema/tables.sql" in names
+    assert "tracelab/sql/store/views/transcript.sql" in names
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, system_site_packages=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tracelab.cover import wilson_interval
+from tracelab.results.cover import wilson_interval
 
 
 @pytest.mark.parametrize(("passed", "runs", "low", "high"), [

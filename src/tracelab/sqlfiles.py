@@ -25,7 +25,7 @@ def sql_dir() -> Path:
 
 @cache
 def load_sql(name: str) -> str:
-    """The text of `sql/<name>.sql`, e.g. ``load_sql("views/transcript")``."""
+    """The text of `sql/<name>.sql`, e.g. ``load_sql("store/views/transcript")``."""
     return (sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
 
 

@@ -9,7 +9,7 @@ import sys
 
 from click.testing import CliRunner
 
-import tracelab.ingest as ingest
+import tracelab.ingest.batches as ingest_batches
 from tests.conftest import episode
 from tracelab.cli import cli
 from tracelab.formats import all_formats
@@ -96,7 +96,7 @@ def test_kill_during_ingest_leaves_only_completed_files(tmp_path):
     # kill only once a batch of the big file is staged and written into its open transaction
     # (a per-batch commit would then leave those rows behind)
     staged = proc.stderr.readline()
-    batch = min(ingest.BATCH_RECORDS, ingest.STREAM_BATCH_RECORDS)
+    batch = min(ingest_batches.BATCH_RECORDS, ingest_batches.STREAM_BATCH_RECORDS)
     assert staged.startswith(f"loading {big} (native): {batch} added so far"), staged
     assert proc.poll() is None, "the big file finished before the kill; make it bigger"
     os.kill(proc.pid, signal.SIGKILL)

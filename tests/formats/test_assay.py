@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tracelab.formats import assay
 from tracelab.formats.base import Quarantined, Source
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "assay" / "shop_agent.jsonl"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tracelab.formats import atif
 from tracelab.formats.base import Source
 from tracelab.formats.common import RecordError
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "atif"
 AGENT = {"name": "terminus", "version": "2.0", "model_name": "claude"}

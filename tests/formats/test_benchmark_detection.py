@@ -7,7 +7,7 @@ import pytest
 
 from tracelab.formats import agentdojo, openhands, swe_agent, tau_bench
 from tracelab.formats.base import Source
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
 OWN_FOLDERS = {tau_bench: "tau-bench", agentdojo: "agentdojo", swe_agent: "swe-agent",

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracelab.check import check
 from tracelab.formats import all_formats, claude_code, codex
 from tracelab.formats.base import Quarantined, Source
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
+from tracelab.results.check import check
 from tracelab.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]

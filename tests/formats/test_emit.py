@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from tracelab.formats.base import Source
-from tracelab.formats.emit import EMITTERS, to_anthropic, to_openai_chat
-from tracelab.prepare import detect_format
+from tracelab.generate.emit import EMITTERS, to_anthropic, to_openai_chat
+from tracelab.ingest.prepare import detect_format
 from tracelab.store import open_store
 
 NATIVE_SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "native"

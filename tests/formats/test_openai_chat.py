@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tracelab.formats import openai_chat
 from tracelab.formats.base import Quarantined, Source
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "openai-chat" / "travel_desk.jsonl"
 

@@ -12,7 +12,7 @@ from tests.formats.span_builders import bare, record
 from tests.formats.span_builders import span as otlp_span
 from tracelab.formats import openinference, otlp
 from tracelab.formats.base import Quarantined, Source
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "openinference"
 TRACE = "8c1f4a9e0b7d2c36a5e4f3b2c1d0e9f8"

@@ -24,9 +24,9 @@ from tests.formats.span_builders import (
 )
 from tracelab.formats import openinference, otlp
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.emit_otlp import to_otlp
 from tracelab.generate import iter_episodes
-from tracelab.prepare import detect_format
+from tracelab.generate.emit_otlp import to_otlp
+from tracelab.ingest.prepare import detect_format
 from tracelab.store import open_store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "otlp" / "genai_agents.jsonl"

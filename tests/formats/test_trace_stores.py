@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tracelab.formats import all_formats, langfuse, langsmith
 from tracelab.formats.base import Quarantined, Source
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
 RUNS = SAMPLES / "langsmith" / "support_runs.jsonl"

@@ -7,7 +7,8 @@ import threading
 import duckdb
 import pytest
 
-import tracelab.ingest as ingest
+import tracelab.ingest.batches as ingest_batches
+import tracelab.ingest.staging as ingest_staging
 from tests.conftest import episode
 
 REPEATS = [
@@ -27,7 +28,7 @@ def quarantine(store) -> list[tuple]:
 @pytest.mark.parametrize("batch_records", [1, 2, 20_000])
 def test_repeated_ids_name_their_first_line_whatever_the_batches(store, write_jsonl, monkeypatch,
                                                                  batch_records):
-    monkeypatch.setattr(ingest, "BATCH_RECORDS", batch_records)
+    monkeypatch.setattr(ingest_batches, "BATCH_RECORDS", batch_records)
 
     report = store.ingest([write_jsonl(REPEATS)])
 
@@ -43,7 +44,7 @@ def test_repeated_ids_name_their_first_line_whatever_the_batches(store, write_js
 @pytest.mark.parametrize("batch_records", [1, 20_000])
 def test_replace_compares_each_repeat_with_what_is_stored_by_then(store, write_jsonl, monkeypatch,
                                                                   batch_records):
-    monkeypatch.setattr(ingest, "BATCH_RECORDS", batch_records)
+    monkeypatch.setattr(ingest_batches, "BATCH_RECORDS", batch_records)
     store.ingest([write_jsonl([episode("a", agent="1")], "first.jsonl")])
     later = write_jsonl([episode("a", agent="1"),   # same as stored: skipped, nothing replaced yet
                          episode("a", agent="2"),   # replaces it
@@ -95,7 +96,7 @@ def test_budget_data_holds_the_keys_it_has_null_included(store, write_jsonl):
         ('{"steps_used":null,"tokens_used":5}',), ('{"steps_used":2}',), (None,)]
 
 
-# -- steps staged ahead (tracelab.ingest._Stager) ---------------------------------------------
+# -- steps staged ahead (tracelab.ingest.pipeline._Stager) ---------------------------------------------
 
 
 def databases(store) -> set[str]:
@@ -104,15 +105,15 @@ def databases(store) -> set[str]:
 
 def test_the_reading_thread_stages_each_batchs_steps_and_the_ingest_leaves_nothing_behind(
         store, write_jsonl, monkeypatch):
-    monkeypatch.setattr(ingest, "BATCH_RECORDS", 2)  # three batches
+    monkeypatch.setattr(ingest_batches, "BATCH_RECORDS", 2)  # three batches
     staged_by = []
-    real = ingest._Stager.stage
+    real = ingest_staging.Stager.stage
 
     def stage(self, batch):
         staged_by.append(threading.current_thread().name)
         real(self, batch)
 
-    monkeypatch.setattr(ingest._Stager, "stage", stage)
+    monkeypatch.setattr(ingest_staging.Stager, "stage", stage)
     before = databases(store)
 
     report = store.ingest([write_jsonl([episode(f"e{i}", {"kind": "user", "text": str(i)}) for i in range(6)])])
@@ -124,8 +125,8 @@ def test_the_reading_thread_stages_each_batchs_steps_and_the_ingest_leaves_nothi
 
 
 def test_a_batch_the_reading_thread_could_not_stage_is_staged_by_the_writer(store, write_jsonl, monkeypatch):
-    monkeypatch.setattr(ingest, "BATCH_RECORDS", 2)
-    real = ingest._Stager.stage
+    monkeypatch.setattr(ingest_batches, "BATCH_RECORDS", 2)
+    real = ingest_staging.Stager.stage
 
     def stage(self, batch):
         if threading.current_thread().name == "tracelab-read":
@@ -133,7 +134,7 @@ def test_a_batch_the_reading_thread_could_not_stage_is_staged_by_the_writer(stor
             raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
         real(self, batch)
 
-    monkeypatch.setattr(ingest._Stager, "stage", stage)
+    monkeypatch.setattr(ingest_staging.Stager, "stage", stage)
     rows = [episode("a", {"kind": "tool_call", "name": "t", "call_id": "1"},
                     {"kind": "tool_result", "call_id": "1", "text": "ok"}),
             episode("b", {"kind": "sneeze"}),  # quarantined for its step
@@ -146,4 +147,4 @@ def test_a_batch_the_reading_thread_could_not_stage_is_staged_by_the_writer(stor
     assert store.sql("SELECT episode_id, call_step_idx, result_step_idx, status FROM tool_calls").rows() == [
         ("a", 0, 1, "ok")]
     assert store.con.execute(f"SELECT count(*) FROM duckdb_schemas() WHERE database_name LIKE "
-                             f"'{ingest.STAGING_DB}%'").fetchone()[0] == 0
+                             f"'{ingest_staging.STAGING_DB}%'").fetchone()[0] == 0

@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 
 import tracelab.formats.base as base
-import tracelab.ingest as ingest
-import tracelab.prepare as prepare
+import tracelab.ingest.batches as ingest_batches
+import tracelab.ingest.prepare as prepare
+import tracelab.ingest.reader as ingest_reader
+import tracelab.ingest.writer as ingest_writer
 from tests.conftest import episode
 from tests.reliability.support import tracelab
 from tracelab.errors import Interrupted
 from tracelab.formats.base import Source
-from tracelab.prepare import detect_format
+from tracelab.ingest.prepare import detect_format
 from tracelab.store import open_store
 
 
@@ -41,8 +43,8 @@ def runs_folder(root: Path, n: int) -> Path:
 def test_small_files_share_batches_and_each_gets_its_sources_row(store, tmp_path, monkeypatch):
     folder = runs_folder(tmp_path / "runs", 300)
     scripts: list[str] = []
-    real = ingest.run_script
-    monkeypatch.setattr(ingest, "run_script", lambda con, name, params=None: (
+    real = ingest_writer.run_script
+    monkeypatch.setattr(ingest_writer, "run_script", lambda con, name, params=None: (
         scripts.append(name), real(con, name, params))[1])
 
     report = store.ingest([folder])
@@ -62,10 +64,10 @@ def test_a_rerun_reads_no_unchanged_file_and_looks_files_up_in_chunks(store, tmp
     touched = sorted(folder.rglob("*.jsonl"))[7]
     os.utime(touched, ns=(0, 0))  # same bytes, another time: read again, known by its hash
     queries: list[str] = []
-    real_execute = ingest._Reader._recorded
-    monkeypatch.setattr(ingest._Reader, "_recorded", lambda self, items: (queries.append(len(items)),
+    real_execute = ingest_reader.Reader._recorded
+    monkeypatch.setattr(ingest_reader.Reader, "_recorded", lambda self, items: (queries.append(len(items)),
                                                                            real_execute(self, items))[1])
-    monkeypatch.setattr(ingest, "LOOKUP_FILES", 100)
+    monkeypatch.setattr(ingest_reader, "LOOKUP_FILES", 100)
     real_load = Source._load
     read: list[Path] = []
     monkeypatch.setattr(Source, "_load", lambda self: (read.append(self.path), real_load(self))[1])
@@ -138,7 +140,7 @@ def test_a_streamed_file_truncated_after_its_hash_is_reported_and_loads_nothing(
     path = write(tmp_path / "runs.jsonl", *(episode(f"e{i}", {"kind": "user", "text": "x" * 50})
                                             for i in range(2000)))
     monkeypatch.setattr(base, "WHOLE_FILE_LIMIT", 4096)  # streamed, batch by batch
-    monkeypatch.setattr(ingest, "BATCH_RECORDS", 200)
+    monkeypatch.setattr(ingest_batches, "BATCH_RECORDS", 200)
     truncate_after_hashing(monkeypatch, path, path.stat().st_size // 2 + 7)
 
     [report] = store.ingest([path]).files
@@ -335,9 +337,9 @@ def test_a_file_duckdb_cannot_hold_in_memory_fails_alone_and_the_next_file_loads
 
 def test_an_interrupt_rolls_back_the_open_batch_and_says_what_was_done(store, tmp_path, monkeypatch):
     folder = runs_folder(tmp_path / "runs", 10)
-    monkeypatch.setattr(ingest, "BATCH_RECORDS", 2)  # five transactions of two files
+    monkeypatch.setattr(ingest_batches, "BATCH_RECORDS", 2)  # five transactions of two files
     calls = []
-    real = ingest._Writer._load_batch
+    real = ingest_writer.Writer._load_batch
 
     def load(self, batch):
         calls.append(batch)
@@ -345,7 +347,7 @@ def test_an_interrupt_rolls_back_the_open_batch_and_says_what_was_done(store, tm
             raise KeyboardInterrupt
         real(self, batch)
 
-    monkeypatch.setattr(ingest._Writer, "_load_batch", load)
+    monkeypatch.setattr(ingest_writer.Writer, "_load_batch", load)
 
     with pytest.raises(Interrupted) as raised:
         store.ingest([folder])

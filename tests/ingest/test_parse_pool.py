@@ -1,4 +1,4 @@
-"""Parsing in worker processes (tracelab.parse_pool, issue 11): what ingest stores and reports is
+"""Parsing in worker processes (tracelab.ingest.parse_pool, issue 11): what ingest stores and reports is
 the same with workers as without, in input order; a worker that dies loses nothing; Ctrl-C while
 workers run is the usual one-line interrupt."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tracelab.formats.base as base
-import tracelab.parse_pool as parse_pool
+import tracelab.ingest.parse_pool as parse_pool
 from tests.conftest import episode
 from tracelab.store import open_store
 
@@ -137,14 +137,15 @@ def test_bad_worker_count_is_a_usage_error(monkeypatch, tmp_path):
 
 INTERRUPTED = textwrap.dedent("""
     import os, signal, sys
-    import tracelab.ingest as ingest
-    import tracelab.parse_pool as parse_pool
+    import tracelab.ingest.batches as ingest_batches
+    import tracelab.ingest.writer as ingest_writer
+    import tracelab.ingest.parse_pool as parse_pool
     from tracelab.cli import main
 
     parse_pool.POOL_AFTER_BYTES = 0
     parse_pool.JOB_FILES = 5
-    ingest.BATCH_RECORDS = 20  # several transactions
-    real = ingest.run_script
+    ingest_batches.BATCH_RECORDS = 20  # several transactions
+    real = ingest_writer.run_script
     seen = []
 
     def interrupting(con, name, params=None):
@@ -154,7 +155,7 @@ INTERRUPTED = textwrap.dedent("""
                 os.kill(os.getpid(), signal.SIGINT)
         return real(con, name, params)
 
-    ingest.run_script = interrupting
+    ingest_writer.run_script = interrupting
     main(sys.argv[1:])
 """)
 
@@ -179,14 +180,15 @@ def test_ctrl_c_while_workers_parse_is_one_line_and_keeps_whole_files(tmp_path):
 
 KILLED = textwrap.dedent("""
     import os, sys, time
-    import tracelab.ingest as ingest
-    import tracelab.parse_pool as parse_pool
+    import tracelab.ingest.batches as ingest_batches
+    import tracelab.ingest.writer as ingest_writer
+    import tracelab.ingest.parse_pool as parse_pool
     from tracelab.cli import main
 
     parse_pool.POOL_AFTER_BYTES = 0
     parse_pool.JOB_FILES = 5
-    ingest.BATCH_RECORDS = 20
-    real = ingest.run_script
+    ingest_batches.BATCH_RECORDS = 20
+    real = ingest_writer.run_script
     seen = []
 
     def stalling(con, name, params=None):
@@ -197,7 +199,7 @@ KILLED = textwrap.dedent("""
                 time.sleep(60)  # killed here, the workers busy with the jobs ahead
         return real(con, name, params)
 
-    ingest.run_script = stalling
+    ingest_writer.run_script = stalling
     main(sys.argv[1:])
 """)
 

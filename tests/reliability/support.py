@@ -56,11 +56,12 @@ class Holder:
 
     SCRIPT = textwrap.dedent("""
         import sys
-        import tracelab.ingest as ingest
+        import tracelab.ingest.batches as ingest_batches
+        import tracelab.ingest.writer as ingest_writer
         from tracelab.store import open_store
 
         store_path, *paths = sys.argv[1:]
-        run_script = ingest.run_script
+        run_script = ingest_writer.run_script
         seen = []
 
         def pausing(con, name, params=None):
@@ -71,8 +72,8 @@ class Holder:
                     sys.stdin.readline()
             return run_script(con, name, params)
 
-        ingest.run_script = pausing
-        ingest.BATCH_RECORDS = 1  # small files share transactions; here, one file per transaction
+        ingest_writer.run_script = pausing
+        ingest_batches.BATCH_RECORDS = 1  # small files share transactions; here, one file per transaction
         with open_store(store_path) as store:
             report = store.ingest(paths)
         print("done", report.added, report.quarantined, flush=True)

@@ -246,17 +246,17 @@ def _interrupt(exc: BaseException):  # type: ignore[no-untyped-def]
 
 INTERRUPTS = {
     # command: (arguments, what to interrupt, how)
-    "ingest": (["ingest", str(SAMPLES / "native"), "-q"], "tracelab.ingest.ingest_paths", KeyboardInterrupt()),
-    "info": (["info"], "tracelab.summary.summarize", KeyboardInterrupt()),
+    "ingest": (["ingest", str(SAMPLES / "native"), "-q"], "tracelab.ingest.pipeline.ingest_paths", KeyboardInterrupt()),
+    "info": (["info"], "tracelab.results.summary.summarize", KeyboardInterrupt()),
     "sql": (["sql", "SELECT 1"], "tracelab.store.Store.sql", RuntimeError("Query interrupted")),
     # DuckDB's own exception for a query interrupt_queries stopped: an interrupt, not a damaged store
     "sql in DuckDB": (["sql", "SELECT 1"], "tracelab.store.Store.sql",
                       duckdb.InterruptException("INTERRUPT Error: Interrupted!")),
-    "check": (["check", str(SUITE)], "tracelab.suite.evaluate._run_families", KeyboardInterrupt()),
-    "check in a query": (["check", str(SUITE)], "tracelab.suite.evaluate._run_families",
+    "check": (["check", str(SUITE)], "tracelab.engine.evaluate._run_families", KeyboardInterrupt()),
+    "check in a query": (["check", str(SUITE)], "tracelab.engine.evaluate._run_families",
                          RuntimeError("Query interrupted")),
-    "cover": (["cover", str(SUITE)], "tracelab.suite.evaluate._run_families", KeyboardInterrupt()),
-    "lint": (["lint", str(SUITE)], "tracelab.suite.evaluate._run_families", KeyboardInterrupt()),
+    "cover": (["cover", str(SUITE)], "tracelab.engine.evaluate._run_families", KeyboardInterrupt()),
+    "lint": (["lint", str(SUITE)], "tracelab.engine.evaluate._run_families", KeyboardInterrupt()),
     "export": (["export", "{tmp}/exported"], "tracelab.store.Store.export", KeyboardInterrupt()),
     "generate": (["generate", "{tmp}/g.jsonl", "-n", "5"], "tracelab.generate.generate", KeyboardInterrupt()),
 }

@@ -16,8 +16,8 @@ import orjson
 import polars as pl
 import pytest
 
-from tracelab.check import check
 from tracelab.generate import LEAK_STRINGS, iter_episodes
+from tracelab.results.check import check
 from tracelab.store import open_store
 
 pytestmark = pytest.mark.slow

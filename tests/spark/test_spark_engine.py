@@ -211,7 +211,7 @@ def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: o
     code, _ = _cli("view", "--store", str(store), "--run", run_id, "-o", str(tmp_path / "report.html"))
     assert code == 0 and failing["episode_id"] in (tmp_path / "report.html").read_text(encoding="utf-8")
     # Spark saves no rows for the report: `view` computes them as a DuckDB check saves them
-    from tracelab.check import check
+    from tracelab.results.check import check
     from tracelab.view import build_report
 
     duck_run = check(tmp_path / "duck.duckdb", SUITE).run_id

@@ -13,10 +13,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from tracelab.engine.evaluate import evaluate
+from tracelab.engine.verdicts import CheckResult
 from tracelab.store import Store
 from tracelab.suite import load_suite
-from tracelab.suite.evaluate import evaluate
-from tracelab.suite.results import CheckResult
 
 HEAD = """\
 suite: engine-test

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from tests.suite.engine_support import Checker, call, calls, ep, verdicts
+from tracelab.engine.evaluate import evaluate
 from tracelab.suite import load_suite
-from tracelab.suite.evaluate import evaluate
 
 
 @pytest.fixture

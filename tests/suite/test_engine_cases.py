@@ -6,10 +6,10 @@ import json
 import pytest
 
 from tests.suite.engine_support import Checker, call, ep, verdicts
+from tracelab.engine.evaluate import evaluate
 from tracelab.errors import SuiteError, UsageError
 from tracelab.store import open_store
 from tracelab.suite import load_suite
-from tracelab.suite.evaluate import evaluate
 
 
 @pytest.fixture
@@ -278,7 +278,7 @@ def test_read_only_and_parquet_stores_give_the_same_verdicts(store, tmp_path):
 
 def test_the_report_rows_a_check_saves_mark_the_runs_that_crossed_a_permission_boundary(checker):
     # saved.view_rows: a case's permission flag and its failing runs, those that crossed first
-    from tracelab.saved import view_rows
+    from tracelab.results.saved import view_rows
 
     checker.ingest(ep("a-rude", case="c", output="oops"), ep("b-leak", case="c", output="Jane Doe"),
                    ep("c-ok", case="c", output="fine"))

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from tests.suite.engine_support import Checker, call, ep
+from tracelab.engine.verdicts import CheckResult
 from tracelab.suite.families import EXPECT_QUERIES, FAMILIES
-from tracelab.suite.results import CheckResult
 
 HELLO = {"kind": "user", "text": "hello"}
 SECRET = "s3cr3t-token"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tests.suite.engine_support import Checker, call, calls, ep, verdicts
+from tracelab.engine.evaluate import evaluate
 from tracelab.suite import load_suite
-from tracelab.suite.evaluate import evaluate
 
 HOSTILE = [
     "it's",

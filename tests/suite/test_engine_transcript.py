@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.suite.engine_support import Checker, call, ep, verdicts
+from tracelab.engine.evaluate import _transcript
 from tracelab.sqlfiles import load_sql, run_script
-from tracelab.suite.evaluate import _transcript
 
 
 @pytest.fixture
@@ -71,8 +71,8 @@ episodes = st.lists(st.tuples(st.none() | texts, st.lists(steps, max_size=3)), m
                                            min_size=1, max_size=2))
 def test_needles_match_in_the_check_exactly_where_they_match_in_the_view(episodes, needles):
     with duckdb.connect() as con:
-        con.execute(load_sql("schema/tables"))
-        run_script(con, "views/transcript")
+        con.execute(load_sql("store/schema/tables"))
+        run_script(con, "store/views/transcript")
         for e, (output, episode_steps) in enumerate(episodes):
             con.execute("INSERT INTO episodes (episode_id, output, tools_declared, n_steps, "
                         "content_hash) VALUES (?, ?, false, ?, '')",
@@ -83,7 +83,7 @@ def test_needles_match_in_the_check_exactly_where_they_match_in_the_view(episode
                 con.execute("INSERT INTO steps (episode_id, idx, kind, text, name, data) "
                             "VALUES (?, ?, 'event', ?, ?, ?)", [f"e{e}", idx, text, name, stored])
         con.execute("CREATE TEMP TABLE chk_runs AS SELECT episode_id FROM episodes")
-        [(lowered,)] = con.execute(load_sql("assertions/_lower"), {"texts": needles}).fetchall()
+        [(lowered,)] = con.execute(load_sql("engine/assertions/_lower"), {"texts": needles}).fetchall()
         _transcript(con, {"must_mention": lowered})
         for needle in lowered:
             in_view = con.execute("SELECT DISTINCT episode_id FROM transcript "

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import REPO
+from tracelab.engine.compile import SCHEMAS
 from tracelab.sqlfiles import sql_dir
 from tracelab.suite import load_suite
-from tracelab.suite.compile import SCHEMAS
 from tracelab.suite.families import FAMILIES, queries
 
 SAMPLE = load_suite(REPO / "sample_traces" / "suite.yaml")
@@ -25,13 +25,13 @@ def test_each_family_reads_its_model_and_owns_its_tables(kind):
 
 @pytest.mark.parametrize("query", queries(), ids=lambda q: q.name)
 def test_each_query_has_its_sql_file_and_parameter_table(query):
-    assert (sql_dir() / "assertions" / f"{query.name}.sql").is_file()
+    assert (sql_dir() / "engine" / "assertions" / f"{query.name}.sql").is_file()
     assert query.table in SCHEMAS
     assert {column for column, _ in query.where} <= set(SCHEMAS[query.table])
 
 
 def test_every_sql_assertion_file_is_a_query_or_a_shared_step():
-    files = {p.stem for p in (sql_dir() / "assertions").glob("*.sql")}
+    files = {p.stem for p in (sql_dir() / "engine" / "assertions").glob("*.sql")}
     shared = {name for name in files if name.startswith("_")}
     # args_valid.sql hands the calls to Python (JSON Schema), so it is not a verdict query
     assert files - shared - {q.name for q in queries()} == {"args_valid"}

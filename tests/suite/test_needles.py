@@ -1,4 +1,4 @@
-"""The RE2 prefilter of must_mention / must_not_leak needles (tracelab.suite.needles): literal,
+"""The RE2 prefilter of must_mention / must_not_leak needles (tracelab.engine.needles): literal,
 never losing a match, within RE2's budget; and the engine's verdicts with hostile needles."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.suite.engine_support import Checker, ep, verdicts
-from tracelab.suite.needles import RE2_BUDGET, prefilter_re2, re2_literal
+from tracelab.engine.needles import RE2_BUDGET, prefilter_re2, re2_literal
 
 HOSTILE = ["a.c*(d)+[e]?", "^$|\\d{2}", "100%", "a_c", "it's", 'say "hi"', "C:\\temp\\new",
            "abc", "bc", "İSTANBUL", "ΣΟΦΙΑΣ", "{1,2}", "x\ty", "(?i)", "\\Q.\\E"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tracelab.check import check
+from tracelab.results.check import check
 from tracelab.store import open_store
 
 SUITE = REPO / "sample_traces" / "suite.yaml"

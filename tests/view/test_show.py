@@ -96,8 +96,8 @@ def test_a_leak_the_stored_text_does_not_show_is_found_through_the_transcript(sa
     # located the way must_not_leak searched: pretend it saw nothing, the transcript still finds all
     import polars as pl
 
-    from tracelab.show import _holding, saved_failures
     from tracelab.store import open_store
+    from tracelab.view.show import _holding, saved_failures
 
     store, run_id = sample_store
     with open_store(store, read_only=True) as opened:

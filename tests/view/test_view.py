@@ -110,9 +110,9 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
     # the report's steps are written set-wise in DuckDB: every case the timeline draws, on one hand-made run
     import duckdb
 
-    from tracelab.show import Failure, withheld_notice
     from tracelab.sqlfiles import run_script
     from tracelab.view.runs import CLIP, runs_json
+    from tracelab.view.show import Failure, withheld_notice
 
     con = duckdb.connect()
     con.execute("CREATE TEMP TABLE view_shown_steps (episode_id VARCHAR, idx INTEGER, kind VARCHAR, name VARCHAR, "
@@ -132,9 +132,9 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
                 "0.5::DOUBLE AS reward, 5 AS n_steps, 'hi' AS input, 's3cret' AS output, ? AS error",
                 ["y" * (CLIP + 1)])
     con.execute("CREATE TEMP TABLE show_runs AS SELECT 'r1' AS episode_id")
-    run_script(con, "view/runs_shown")
-    run_script(con, "view/runs_heads", {"needles": []})
-    run_script(con, "view/runs_read", {"needles": [], "clip": CLIP})
+    run_script(con, "view/report/runs_shown")
+    run_script(con, "view/report/runs_heads", {"needles": []})
+    run_script(con, "view/report/runs_read", {"needles": [], "clip": CLIP})
     leak = Failure("c", "must_not_leak[0]", "must_not_leak", 'LEAKED "s3cret"', 4)
     whole = Failure("c", "tools_called[0]", "tools_called", None, None)
     elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
@@ -197,7 +197,7 @@ def test_view_never_imports_the_suite_compiler(sample_store):
     ("weiß", "WEISS", False),  # no lowering makes these equal
 ])
 def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked):
-    # sql/view/runs_read.sql narrows which steps Python reads field by field (show.fields_withheld): it
+    # sql/view/report/runs_read.sql narrows which steps Python reads field by field (show.fields_withheld): it
     # must never leave out one that Python's lowering finds the string in
     import duckdb
 
@@ -210,8 +210,8 @@ def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked)
                 "NULL::VARCHAR AS name, ? AS text, NULL::VARCHAR AS error, '{\"n\":1}' AS data, "
                 "NULL::VARCHAR AS status, NULL::VARCHAR AS effect", [text])
     con.execute("CREATE TEMP TABLE view_runs AS SELECT 'r1' AS episode_id, 0::BIGINT AS run")
-    run_script(con, "view/runs_shown")
-    run_script(con, "view/runs_read", {"needles": [needle], "clip": CLIP})
+    run_script(con, "view/report/runs_shown")
+    run_script(con, "view/report/runs_read", {"needles": [needle], "clip": CLIP})
     found = con.execute("SELECT marked, text FROM view_steps").fetchall()
     assert found[0][0] or not marked
     assert found[0][1] == (text if found[0][0] else None)  # a marked step keeps its text whole for Python
@@ -222,7 +222,7 @@ def test_a_leak_only_the_transcript_search_locates_is_withheld(sample_store, mon
     # located as must_not_leak searched (show.locate_leaks); the report withholds what it points at,
     # a step's field or the run's own, even where no field was marked as holding the string
     import tracelab.view.runs as runs
-    from tracelab.show import withheld_notice
+    from tracelab.view.show import withheld_notice
 
     store, _ = sample_store
     before = json.loads(build_report(store).runs.text)

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from tests.reliability.support import run_cli
-from tracelab.saved import VIEW_TABLES
+from tracelab.results.saved import VIEW_TABLES
 
 
 def report(store, out, *args: str) -> bytes:
@@ -72,7 +72,7 @@ def test_a_check_saved_without_them_makes_the_same_report(saved, tmp_path, how):
 def test_the_report_reads_what_check_saved(saved, tmp_path):
     # the saved rows are what the report shows: changed there, the report changes with them; one
     # that computes them from check_results reads none of the store's (its own shadow them a while)
-    from tracelab.saved import FAILING_RUNS_SAVED
+    from tracelab.results.saved import FAILING_RUNS_SAVED
 
     store, run_id, expected = saved
     more = str(FAILING_RUNS_SAVED + 1)
@@ -92,7 +92,7 @@ def test_the_report_reads_what_check_saved(saved, tmp_path):
 def test_rows_computed_from_check_results_are_those_check_saved(saved):
     # the report of a check saved without them computes them as check did (`view_rows`), from its
     # results read back in the order written
-    from tracelab.saved import read_result, runs_failed, view_rows
+    from tracelab.results.saved import read_result, runs_failed, view_rows
     from tracelab.store import open_store
 
     store, run_id, _ = saved
@@ -111,7 +111,7 @@ def test_rows_computed_from_check_results_are_those_check_saved(saved):
 
 def test_rows_computed_for_the_report_leave_the_store_as_it_was(saved, tmp_path):
     # the report's own rows are there while it reads them: after it, the store's tables read as before
-    from tracelab.saved import FAILING_RUNS_SAVED
+    from tracelab.results.saved import FAILING_RUNS_SAVED
     from tracelab.store import open_store
     from tracelab.view import build_report
 
@@ -160,16 +160,16 @@ def test_every_command_module_is_known_to_the_cli():
 def test_more_failing_runs_than_check_saved_come_from_check_results(sample_store, tmp_path, monkeypatch):
     # check saves a case's first FAILING_RUNS_SAVED failing runs: a report that holds more computes
     # them from check_results, the same runs as a check that saved them all
-    import tracelab.saved
+    import tracelab.results.saved
     from tests.view.conftest import SUITE
-    from tracelab.check import check
+    from tracelab.results.check import check
 
     store, _ = sample_store
     copy = tmp_path / "store.duckdb"
     shutil.copyfile(store, copy)
     run_id = check(copy, SUITE).run_id
     expected = {n: report(copy, tmp_path / f"expected-{n}.html", "--max-runs", str(n)) for n in (1, 3)}
-    monkeypatch.setattr(tracelab.saved, "FAILING_RUNS_SAVED", 1)
+    monkeypatch.setattr(tracelab.results.saved, "FAILING_RUNS_SAVED", 1)
     fewer = check(copy, SUITE).run_id
     con = duckdb.connect(str(copy))
     most = con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM check_failing_runs WHERE run_id = ? "

@@ -42,9 +42,9 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     Exit 0 when every checked case passed, 1 when one failed (or, with --baseline, a pass
     rate dropped significantly), 2 for a suite or usage error, 3 for a store error.
     """
-    from tracelab.baseline import compare, export_baseline, load_baseline
-    from tracelab.check import check as run_check
-    from tracelab.report import render_json, render_junit, render_text
+    from tracelab.results.baseline import compare, export_baseline, load_baseline
+    from tracelab.results.check import check as run_check
+    from tracelab.results.report import render_json, render_junit, render_text
     from tracelab.store import open_store
 
     if not Path(suite).is_file():

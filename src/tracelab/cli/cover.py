@@ -9,7 +9,7 @@ import click
 
 from tracelab.cli.engine import engine_options, spark_store
 from tracelab.cli.options import check_writable, echo_document, output_option, store_option, write_output
-from tracelab.report import indented_json
+from tracelab.results.report import indented_json
 
 
 def _suite_file(suite: str) -> None:
@@ -35,7 +35,7 @@ def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     run could have failed come first, then those exercised in under 10% of their runs.
     Saves nothing; exit 0 unless the suite or the store is unusable.
     """
-    from tracelab.cover import cover as measure
+    from tracelab.results.cover import cover as measure
     from tracelab.store import open_store
 
     _suite_file(suite)
@@ -66,8 +66,8 @@ def lint(suite: str, fmt: str, output: str | None, store_path: str | None) -> No
     stored run could have failed. Exit 2 on a refused finding, 1 when only store
     findings remain, 0 when clean.
     """
-    from tracelab.cover import lint as sweep
-    from tracelab.cover import lint_exit_code, lint_json_dict, render_lint_text
+    from tracelab.results.cover import lint as sweep
+    from tracelab.results.cover import lint_exit_code, lint_json_dict, render_lint_text
 
     _suite_file(suite)
     check_writable(output)

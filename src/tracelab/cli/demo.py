@@ -23,8 +23,8 @@ def demo(traces: str, store_path: str | None) -> None:
     then check TRACES/suite.yaml when there is one and show its coverage. Exits 0 even when the sample suite has
     failing cases: they are there to be shown.
     """
+    from tracelab.results.summary import executed_writes, runs_mentioning, summarize
     from tracelab.store import open_store
-    from tracelab.summary import executed_writes, runs_mentioning, summarize
 
     with open_store(store_path) as store:
         report = store.ingest([traces])
@@ -47,7 +47,7 @@ def demo(traces: str, store_path: str | None) -> None:
 
 def _declare_effects(store: Store, path: Path) -> None:
     """Declare TRACES/effects.yaml, when there is one, and show the executed writes it reveals."""
-    from tracelab.summary import executed_write_count
+    from tracelab.results.summary import executed_write_count
 
     if not path.is_file():
         return
@@ -62,9 +62,9 @@ def _declare_effects(store: Store, path: Path) -> None:
 
 def _check(store: Store, suite: Path) -> None:
     """Run the sample suite and print its report. Failing cases are the point of the demo: exit 0."""
-    from tracelab.check import check
-    from tracelab.cover import coverage_of
-    from tracelab.report import render_text
+    from tracelab.results.check import check
+    from tracelab.results.cover import coverage_of
+    from tracelab.results.report import render_text
 
     run = check(store, suite)
     click.secho(f"== tracelab cover {suite} (what could not have failed)", bold=True)

@@ -47,8 +47,8 @@ def set_command(assignments: tuple[str, ...], note: str | None, store_path: str 
 
     Example: tracelab effects set cancel_reservation=write 'update_*=write' get_user=read
     """
-    from tracelab.effects import parse_assignments
     from tracelab.store import open_store
+    from tracelab.store.effects import parse_assignments
 
     mapping = parse_assignments(assignments)
     with open_store(store_path, create=False) as store:

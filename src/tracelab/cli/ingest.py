@@ -12,7 +12,8 @@ from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 
 if TYPE_CHECKING:
-    from tracelab.ingest import FileReport, IngestReport, Input
+    from tracelab.ingest.batches import FileReport, IngestReport
+    from tracelab.ingest.inputs import Input
     from tracelab.store import Store
 
 DEFAULT_WAIT = 600.0
@@ -60,8 +61,8 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
     Once the input passes 32 MB, records are parsed in worker processes, one per
     CPU ($TRACELAB_WORKERS sets how many; 0 parses in this process only).
     """
-    from tracelab.ingest import scan_inputs
-    from tracelab.parse_pool import worker_count
+    from tracelab.ingest.inputs import scan_inputs
+    from tracelab.ingest.parse_pool import worker_count
     from tracelab.store import open_store
 
     if engine == "spark":

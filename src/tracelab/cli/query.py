@@ -192,9 +192,9 @@ def render_table(frame: pl.DataFrame, *, color: bool) -> str:
 @store_option
 def info(fmt: str, store_path: str | None) -> None:
     """Counts per table, formats, agents and quarantine size."""
-    from tracelab.report import indented_json, printable
+    from tracelab.results.report import indented_json, printable
+    from tracelab.results.summary import summarize
     from tracelab.store import open_store
-    from tracelab.summary import summarize
 
     with open_store(store_path, read_only=True, create=False) as store:
         summary = summarize(store)

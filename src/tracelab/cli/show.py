@@ -1,4 +1,4 @@
-"""`tracelab show`: one run in the terminal (rendering only; `tracelab.show` reads it)."""
+"""`tracelab show`: one run in the terminal (rendering only; `tracelab.view.show` reads it)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.text import Text
 
-    from tracelab.show import Run, Step
+    from tracelab.view.show import Run, Step
 
 STATUS_STYLE = {"ok": "green", "error": "red", "denied": "yellow", "missing": "dim"}
 EFFECT_STYLE = {"write": "magenta", "read": "cyan"}
@@ -32,9 +32,9 @@ def show(episode_id: str, check_run: str | None, full: bool, store_path: str | N
     a string the check found leaked is withheld.
     """
     from tracelab.cli.console import console
-    from tracelab.saved import resolve_run
-    from tracelab.show import show_run
+    from tracelab.results.saved import resolve_run
     from tracelab.store import open_store
+    from tracelab.view.show import show_run
 
     with open_store(store_path, read_only=True, create=False) as store:
         if check_run == "latest":
@@ -134,7 +134,7 @@ def _withheld_or(step: Step, name: str, value: str) -> Text | str:
 def _notice(strings: tuple[str, ...], field: str) -> Text:
     from rich.text import Text
 
-    from tracelab.show import withheld_notice
+    from tracelab.view.show import withheld_notice
 
     return Text(withheld_notice(strings, field), style="bold yellow")
 

@@ -6,7 +6,7 @@ work and moves Arrow batches.
 
 - check / cover: one task per `ep_bucket` partition of the runs opens the Parquet store
   restricted to that partition (`open_store(..., buckets=[b])`) and evaluates the compiled suite
-  (`tracelab.suite.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
+  (`tracelab.engine.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
   builds case summaries and coverage with the same library code (`build_result`, `coverage_of`).
 - ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
   with `Store.ingest` into a task-local DuckDB store and stages Parquet parts. The driver then
@@ -35,9 +35,9 @@ from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from tracelab.check import CheckRun
-    from tracelab.cover import Coverage
-    from tracelab.ingest import IngestReport
+    from tracelab.ingest.batches import IngestReport
+    from tracelab.results.check import CheckRun
+    from tracelab.results.cover import Coverage
 
 MASTER_ENV = "TRACELAB_SPARK_MASTER"
 CHUNK_BYTES = 64 << 20
@@ -97,18 +97,18 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
           allow_ineffective: bool = False, save: bool = True, since: str | None = None,
           master: str | None = None) -> CheckRun:
-    """`tracelab.check.check` over a Parquet store, evaluated on Spark; same verdicts and summaries.
+    """`tracelab.results.check.check` over a Parquet store, evaluated on Spark; same verdicts and summaries.
 
     Saved results go to the store's `check_runs/` and `check_results/` (read by `sql` and `view`).
     `since` (`check --since RUN_ID`) evaluates only the runs ingested after that saved check
     started, in the tasks, and keeps its verdicts for the others, as the DuckDB engine does.
     """
 
-    from tracelab.check import CheckRun, previous_run, refuse_findings
+    from tracelab.engine.evaluate import _merge as merge_carried  # the DuckDB engine's own merge
+    from tracelab.engine.evaluate import choose_cases
+    from tracelab.engine.verdicts import build_result
+    from tracelab.results.check import CheckRun, previous_run, refuse_findings
     from tracelab.suite import load_suite
-    from tracelab.suite.evaluate import _merge as merge_carried  # the DuckDB engine's own merge
-    from tracelab.suite.evaluate import choose_cases
-    from tracelab.suite.results import build_result
 
     root = local_path(store)
     layout = open_layout(root, create=False)
@@ -204,8 +204,8 @@ def _driver_store(root: Path) -> Any:
 def cover(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None,
           master: str | None = None) -> Coverage:
-    """`tracelab.cover.cover` on Spark: one evaluation (nothing saved), aggregated by the library."""
-    from tracelab.cover import coverage_of
+    """`tracelab.results.cover.cover` on Spark: one evaluation (nothing saved), aggregated by the library."""
+    from tracelab.results.cover import coverage_of
 
     run = check(store, suite_path, cases=cases, categories=categories, allow_ineffective=True,
                 save=False, master=master)
@@ -242,7 +242,7 @@ def _in_engine_order(frame: Any, suite: Any, chosen: Any) -> Any:
     """The verdict rows in the DuckDB engine's order: by result unit (suite order), then run."""
     import polars as pl
 
-    from tracelab.suite.compile import compile_suite
+    from tracelab.engine.compile import compile_suite
 
     units = (compile_suite(suite, chosen).frames["p_units"].filter(pl.col("parent_id").is_null())
              .select("case_id", "assertion_id", order="unit_id"))
@@ -253,12 +253,12 @@ def _in_engine_order(frame: Any, suite: Any, chosen: Any) -> Any:
 def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetime, elapsed_ms: int,
           since: str | None) -> None:
     """check_results first, then the check_runs row that makes the run visible (each file atomic);
-    the columns and types of the DuckDB store's tables (sql/schema/tables.sql)."""
+    the columns and types of the DuckDB store's tables (sql/store/schema/tables.sql)."""
     import polars as pl
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tracelab.saved import RESULT_COLUMNS
+    from tracelab.results.saved import RESULT_COLUMNS
     from tracelab.spark.layout import atomic_write
 
     rows = result.verdicts.with_columns(run_id=pl.lit(run_id)).select("run_id", *RESULT_COLUMNS)
@@ -285,7 +285,7 @@ def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetim
 class _Chunk:
     index: int
     files: list[tuple[str, str | None]]
-    """(path or URL, why it is skipped or None), as `tracelab.ingest.Input` says it."""
+    """(path or URL, why it is skipped or None), as `tracelab.ingest.pipeline.Input` says it."""
 
 
 def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]], fmt: str = "auto", *,
@@ -324,7 +324,7 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
 def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace: bool, master: str | None,
             progress: Callable[[str], None] | None) -> IngestReport:
     """The waves of an ingest, under the store's writer lock."""
-    from tracelab.ingest import FileReport, IngestReport
+    from tracelab.ingest.batches import FileReport, IngestReport
 
     spark = session(master)
     wave = _parallelism(spark) * WAVE_TASKS
@@ -348,8 +348,8 @@ def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace:
 
 def _inputs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str | None, int]]:
     """(path or URL, why it is skipped or None, size) of every input, in the order the DuckDB
-    engine reads them: local paths through `tracelab.ingest.scan_inputs`, URLs listed remotely."""
-    from tracelab.ingest import scan_inputs
+    engine reads them: local paths through `tracelab.ingest.pipeline.scan_inputs`, URLs listed remotely."""
+    from tracelab.ingest.inputs import scan_inputs
     from tracelab.spark.paths import list_files
     from tracelab.spark.paths import local_path as input_path
 

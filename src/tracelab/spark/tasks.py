@@ -14,14 +14,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracelab.saved import RESULT_COLUMNS
+from tracelab.results.saved import RESULT_COLUMNS
 from tracelab.spark.layout import FLAT, PARTITIONED
 from tracelab.spark.paths import fetch, is_remote
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from tracelab.ingest import FileReport, Input
+    from tracelab.ingest.batches import FileReport
+    from tracelab.ingest.inputs import Input
     from tracelab.suite.model import Suite
 
 VERDICT_COLUMNS = RESULT_COLUMNS
@@ -36,7 +37,7 @@ class ChunkOutput:
 
     chunk: int
     files: list[dict[str, Any]]
-    """`tracelab.ingest.FileReport` fields, one per file, in path order."""
+    """`tracelab.ingest.pipeline.FileReport` fields, one per file, in path order."""
     parts: list[str]
     """Staged Parquet files, relative to the staging folder (`<table>/[ep_bucket=K/]name`)."""
     replaced: list[str]
@@ -50,7 +51,7 @@ def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, re
     and stage its rows as Parquet parts under `staging`.
 
     Args:
-        files: (path, why it is skipped or None) as `tracelab.ingest.Input` says it, the path local
+        files: (path, why it is skipped or None) as `tracelab.ingest.pipeline.Input` says it, the path local
             or a URL of a file system `tracelab.spark.paths` reads (copied to the task's temporary
             folder first, and recorded under its URL).
         known_sources: the Parquet store's `sources` rows (`SOURCE_COLUMNS`): seeded, so that the
@@ -92,7 +93,8 @@ def _local_copies(files: Sequence[Sequence[str | None]], folder: Path
     format may claim a file by its name). Also the URL of each copy, and the reports of the
     objects that could not be copied (status failed), with their input positions."""
     from tracelab.errors import UsageError
-    from tracelab.ingest import FileReport, Input
+    from tracelab.ingest.batches import FileReport
+    from tracelab.ingest.inputs import Input
 
     local: list[Input] = []
     urls: dict[str, str] = {}
@@ -170,8 +172,8 @@ def evaluate_bucket(store: str, buckets: Sequence[int], suite: Suite, cases: lis
                     categories: list[str] | None, strict: bool, since: datetime | None = None) -> pa.Table:
     """The verdict rows of some `ep_bucket` partitions of the runs, as the DuckDB engine computes them
     (with `since`: of the runs ingested after it, as `check --since` evaluates)."""
+    from tracelab.engine.evaluate import evaluate
     from tracelab.store import open_store
-    from tracelab.suite.evaluate import evaluate
 
     with open_store(store, buckets=list(buckets)) as opened:
         result = evaluate(opened.con, suite, cases=cases, categories=categories, strict=strict, since=since)

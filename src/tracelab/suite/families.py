@@ -3,13 +3,13 @@
 A `Family` names everything a `type` needs: its model class, the keys it takes
 and how they are read (the loader), the parameter table rows it compiles to and
 the table's columns (the compiler), what the static sweep refuses (lint), the
-query in `sql/assertions/` that turns the table into verdict rows (the
+query in `sql/engine/assertions/` that turns the table into verdict rows (the
 evaluator), and its `exercised` rule of docs/suites.md §5 in words (the docs test
 holds docs/suites.md to it). The loader, `compile`, `lint` and `evaluate` read
 `FAMILIES`; none of them lists the types again.
 
 Adding a family: its model class in `model.py`, one `Family` here (with its
-functions), `sql/assertions/<name>.sql`, and its section in docs/suites.md.
+functions), `sql/engine/assertions/<name>.sql`, and its section in docs/suites.md.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ from tracelab.suite.model import (
 from tracelab.suite.schemas import schema_validator
 
 if TYPE_CHECKING:
-    from tracelab.suite.compile import Builder
+    from tracelab.engine.compile import Builder
     from tracelab.suite.lint import FindingKind
 
 A = TypeVar("A", bound=Assertion)
@@ -85,7 +85,7 @@ _ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", 
 
 @dataclass(frozen=True)
 class Query:
-    """A query of `sql/assertions/`, run when its parameter table has a row (matching `where`)."""
+    """A query of `sql/engine/assertions/`, run when its parameter table has a row (matching `where`)."""
 
     name: str
     table: str

@@ -64,7 +64,7 @@ class SqlChecker:
         """The connection: external access off, an empty `episodes` table of the real schema."""
         if self._con is None:
             con = duckdb.connect(":memory:", config={"enable_external_access": False})
-            con.execute(load_sql("schema/tables"))
+            con.execute(load_sql("store/schema/tables"))
             self._con = con
         return self._con
 

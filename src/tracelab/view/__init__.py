@@ -7,7 +7,7 @@ out. Neither Polars nor the suite compiler is imported, but for a check saved wi
 they are then computed as check computes them (`saved.view_rows`) from its check_results. The
 file holds at most `max_runs` failing runs per case, says how many it left out, and never holds a
 leaked string's fragments: a field that holds one is replaced by a notice naming the string
-(`tracelab.show`).
+(`tracelab.view.show`).
 """
 from __future__ import annotations
 
@@ -115,10 +115,10 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         UsageError: no saved check, or none with that id.
         StoreError: the store cannot be opened.
     """
-    from tracelab.saved import FAILING_RUNS_SAVED, failed_cases, has_view_rows, resolve_run
-    from tracelab.show import check_leaked_strings
+    from tracelab.results.saved import FAILING_RUNS_SAVED, failed_cases, has_view_rows, resolve_run
     from tracelab.store import Store, open_store
     from tracelab.view.runs import read_runs_json
+    from tracelab.view.show import check_leaked_strings
 
     if not isinstance(store, Store):
         with open_store(store, read_only=True, create=False) as opened:
@@ -158,7 +158,7 @@ def _saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, max_runs: int) -> I
     """Saved check `run_id`'s rows of `saved.VIEW_TABLES` and its check_runs row, computed as
     `tracelab check` saves them (`saved.view_rows`, with `max_runs` failing runs per case) from its
     check_results, for the block: so that the report reads them with the same queries
-    (sql/view/*_saved.sql) as those of a check that saved them.
+    (sql/view/report/*_saved.sql) as those of a check that saved them.
 
     Each is registered under its table's name, with the check's run_id: DuckDB looks a name up
     among the connection's temporary views before the store's tables and views, so the store's
@@ -168,7 +168,7 @@ def _saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, max_runs: int) -> I
     import polars as pl
 
     from tracelab.frames import ArrowStream
-    from tracelab.saved import read_result, runs_failed, view_rows
+    from tracelab.results.saved import read_result, runs_failed, view_rows
 
     result = read_result(con, run_id)
     frames = {table: frame.with_columns(run_id=pl.lit(run_id))
@@ -231,7 +231,7 @@ def _case(case_id: str, counts: dict[str, Any] | None, failed: list[str] | None,
 
 
 def _summary(runs: dict[str, Any], assertions: list[dict[str, Any]], cases: list[CaseRow]) -> dict[str, int]:
-    """The report's summary: cases from `cases`, runs from sql/view/summary_saved.sql, results summed
+    """The report's summary: cases from `cases`, runs from sql/view/report/summary_saved.sql, results summed
     over every assertion's row."""
     total = {name: sum(int(a[name]) for a in assertions) for name in ("runs", "failed", "yes", "no", "unknown")}
     return {"cases": len(cases), "cases_passed": sum(c.passed for c in cases), "runs": int(runs["runs"]),
@@ -240,8 +240,8 @@ def _summary(runs: dict[str, Any], assertions: list[dict[str, Any]], cases: list
 
 
 def _rows(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows of sql/view/<name>.sql, as dicts (a few hundred at most: no frame needed)."""
-    cursor = con.execute(load_sql(f"view/{name}"), params or None)
+    """The rows of sql/view/report/<name>.sql, as dicts (a few hundred at most: no frame needed)."""
+    cursor = con.execute(load_sql(f"view/report/{name}"), params or None)
     names = [column[0] for column in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 

@@ -1,8 +1,8 @@
 """The failing runs a report holds, with their steps, as the JSON its script reads (report.js).
 
 Everything is done set-wise in DuckDB, where the steps are: their texts picked and clipped, the
-strings numbered in order of first use and each run's steps written as JSON (sql/view/runs_*.sql).
-Python decides only what holds a leaked string (`tracelab.show`'s rules, on the few fields that
+strings numbered in order of first use and each run's steps written as JSON (sql/view/report/runs_*.sql).
+Python decides only what holds a leaked string (`tracelab.view.show`'s rules, on the few fields that
 may hold one) and writes each run's own few fields. Neither Polars nor the suite compiler is
 imported, unless a leak must be located in the transcript (`show.locate_leaks`, rare).
 """
@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tracelab.show import (
+from tracelab.sqlfiles import load_sql, run_script
+from tracelab.view.show import (
     RUN_FIELDS,
     STEP_FIELDS,
     Failure,
@@ -22,7 +23,6 @@ from tracelab.show import (
     locate_leaks,
     withheld_notice,
 )
-from tracelab.sqlfiles import load_sql, run_script
 
 if TYPE_CHECKING:
     import duckdb
@@ -53,7 +53,7 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
 
     Every field holding one of `needles` (the strings the check found leaked) is withheld.
     """
-    from tracelab.saved import result_columns
+    from tracelab.results.saved import result_columns
 
     needles = tuple(dict.fromkeys(n for n in needles if n))
     _table(con, "show_runs", {"episode_id": ("VARCHAR", list(dict.fromkeys(episode_ids)))})
@@ -63,10 +63,10 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
                              "ORDER BY episode_id, case_id, assertion_id", {"run": run_id})
         names = [column[0] for column in cursor.description]
         failures = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        run_script(con, "view/runs_shown")
-        run_script(con, "view/runs_heads", {"needles": list(needles)})
-        con.execute(f"CREATE OR REPLACE TEMP VIEW view_shown_steps AS {_unordered(load_sql('show/steps'))}")
-        run_script(con, "view/runs_read", {"needles": list(needles), "clip": CLIP})
+        run_script(con, "view/report/runs_shown")
+        run_script(con, "view/report/runs_heads", {"needles": list(needles)})
+        con.execute(f"CREATE OR REPLACE TEMP VIEW view_shown_steps AS {_unordered(load_sql('view/show/steps'))}")
+        run_script(con, "view/report/runs_read", {"needles": list(needles), "clip": CLIP})
         by_run: dict[str, list[Failure]] = {}
         for row in failures:
             by_run.setdefault(row["episode_id"], []).append(Failure(
@@ -75,7 +75,7 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
         count = con.execute("SELECT count(*) FROM view_runs").fetchall()[0][0]
         text = runs_json(con, withheld, steps, {run: tuple(found) for run, found in by_run.items()})
     finally:
-        run_script(con, "view/runs_cleanup")
+        run_script(con, "view/report/runs_cleanup")
     return RunsJson(count, text), failures
 
 
@@ -87,8 +87,8 @@ _HEAD_COLUMNS = ("episode_id", *RUN_FIELDS)
 
 def _withhold(con: duckdb.DuckDBPyConnection, needles: tuple[str, ...], failures: list[dict[str, Any]]
               ) -> tuple[Withheld, dict[tuple[str, int], dict[str, Any]]]:
-    """What holds a leaked string, decided as `tracelab.show` does (`fields_withheld`) on the fields that
-    may hold one: the runs and steps sql/view/runs_heads.sql and runs_read.sql marked (a superset
+    """What holds a leaked string, decided as `tracelab.view.show` does (`fields_withheld`) on the fields that
+    may hold one: the runs and steps sql/view/report/runs_heads.sql and runs_read.sql marked (a superset
     of show's `_marked`), and those the transcript search locates.
 
     Returns the withheld fields, and the whole rows (kind and fields) of the steps that have one."""
@@ -142,8 +142,8 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
     text of a run is a position in "s", numbered in order of first use (see report.js).
 
     Args:
-        con: a connection with temp tables `view_runs`, `view_heads` (sql/view/runs_heads.sql) and
-            `view_steps` (sql/view/runs_read.sql): the runs, their header fields and what each of
+        con: a connection with temp tables `view_runs`, `view_heads` (sql/view/report/runs_heads.sql) and
+            `view_steps` (sql/view/report/runs_read.sql): the runs, their header fields and what each of
             their steps shows.
         withheld: the fields withheld, with the leaked strings each holds (`_withhold`).
         steps: the whole rows of the steps with a withheld field (kind and fields).
@@ -167,23 +167,23 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
     _table(con, "view_withheld_fields", {name: (kind, [row[i] for row in shown]) for i, (name, kind) in enumerate((
         ("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("kind", "VARCHAR"),
         *((name, "VARCHAR") for name in STEP_FIELDS), *((f"w_{name}", "VARCHAR") for name in STEP_FIELDS)))})
-    run_script(con, "view/runs_withheld", {"clip": CLIP})
+    run_script(con, "view/report/runs_withheld", {"clip": CLIP})
     _table(con, "view_failed", {name: (kind, [row[i] for row in failed]) for i, (name, kind) in enumerate(
         (("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("slot", "BIGINT"), ("assertion", "VARCHAR"),
          ("reason", "VARCHAR")))})
     _table(con, "view_whole", {name: (kind, [row[i] for row in whole]) for i, (name, kind) in enumerate(
         (("episode_id", "VARCHAR"), ("k", "BIGINT"), ("assertion", "VARCHAR"), ("reason", "VARCHAR")))})
-    run_script(con, "view/runs_own", {"clip": CLIP})
-    run_script(con, "view/runs_strings", {"last": LAST})
+    run_script(con, "view/report/runs_own", {"clip": CLIP})
+    run_script(con, "view/report/runs_strings", {"last": LAST})
     strings = con.execute("SELECT string_agg(to_json(value)::VARCHAR, ',' ORDER BY n) FROM view_strings"
                           ).fetchall()[0][0]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE view_steps_json AS {load_sql('view/runs_steps')}")
-    runs = con.execute(load_sql("view/runs_json")).fetchall()[0][0]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE view_steps_json AS {load_sql('view/report/runs_steps')}")
+    runs = con.execute(load_sql("view/report/runs_json")).fetchall()[0][0]
     return f'{{"s":[{_lower_escapes(strings or "")}],"runs":{{{_lower_escapes(runs or "")}}}}}'
 
 
 def _unordered(query: str) -> str:
-    """sql/show/steps.sql without its ORDER BY: the report orders the steps where it writes them,
+    """sql/view/show/steps.sql without its ORDER BY: the report orders the steps where it writes them,
     and sorting every step's whole text first costs a tenth of the read."""
     head, order = query.rsplit("ORDER BY", 1)
     assert order.split() == ["s.episode_id,", "s.idx"], order

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracelab.errors import UsageError
-from tracelab.report import printable
+from tracelab.results.report import printable
 
 if TYPE_CHECKING:
-    from tracelab.check import CheckRun
+    from tracelab.results.check import CheckRun
     from tracelab.store import Store
     from tracelab.suite import Finding
 
@@ -127,7 +127,7 @@ def cover(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
         SuiteError: an invalid suite. UsageError: an unknown case or category.
         StoreError: the store cannot be opened.
     """
-    from tracelab.check import check
+    from tracelab.results.check import check
 
     run = check(store, suite_path, cases=cases, categories=categories, allow_ineffective=True,
                 save=False)
@@ -195,7 +195,7 @@ def coverage_table(run: CheckRun) -> pl.DataFrame:
 
 def _units(run: CheckRun) -> pl.DataFrame:
     """Every result id of the checked cases, in suite order, also of cases that selected no run."""
-    from tracelab.suite.compile import compile_suite
+    from tracelab.engine.compile import compile_suite
 
     checked = {case.id for case in run.result.cases}
     chosen = tuple(case for case in run.suite.cases if case.id in checked)
@@ -431,7 +431,7 @@ def executed_writes(store: Store, verdicts: pl.DataFrame) -> pl.DataFrame:
 def _sql(name: str) -> str:
     from tracelab.sqlfiles import load_sql
 
-    return load_sql(f"cover/{name}")
+    return load_sql(f"results/cover/{name}")
 
 
 __all__ = ["GROUP_COLUMNS", "RARE", "STATUSES", "Coverage", "cover", "coverage", "coverage_matrix",

@@ -1,6 +1,6 @@
 """Failure location (docs/cli.md): the step where a failed result happened.
 
-Every family writes `step_idx` with its verdict rows (sql/assertions/). Here: the transcript
+Every family writes `step_idx` with its verdict rows (sql/engine/assertions/). Here: the transcript
 fragments that hold a leaked string, by step and origin and never by text, for `tracelab show`
 and `tracelab view` to withhold them.
 """
@@ -17,7 +17,7 @@ from tracelab.sqlfiles import load_sql, run_script
 if TYPE_CHECKING:
     import duckdb
 
-from tracelab.suite.results import STEP_IDX
+from tracelab.engine.verdicts import STEP_IDX
 
 _LEAK_SCHEMA = {"unit_id": pl.Int64, "episode_id": pl.Utf8, "needle": pl.Utf8}
 _FOUND_SCHEMA = {**_LEAK_SCHEMA, "step_idx": STEP_IDX, "origin": pl.Utf8, "rank": pl.Int64}
@@ -41,19 +41,19 @@ def leak_fragments(con: duckdb.DuckDBPyConnection, leaks: pl.DataFrame) -> pl.Da
         return pl.DataFrame(schema=_FOUND_SCHEMA)
     con.register("loc_leaks", ArrowStream(leaks))
     try:
-        run_script(con, "location/scope")
+        run_script(con, "engine/location/scope")
         con.execute(_scoped_transcript())
-        found = pl.DataFrame(con.sql(load_sql("location/leaks")))
+        found = pl.DataFrame(con.sql(load_sql("engine/location/leaks")))
     finally:
-        run_script(con, "location/cleanup")
+        run_script(con, "engine/location/cleanup")
         con.unregister("loc_leaks")
     return found.cast(_FOUND_SCHEMA) if found.height else pl.DataFrame(schema=_FOUND_SCHEMA)  # type: ignore[arg-type]
 
 
 def _scoped_transcript() -> str:
-    """The `transcript` view's own query (sql/views/transcript.sql) as temp view loc_transcript
+    """The `transcript` view's own query (sql/store/views/transcript.sql) as temp view loc_transcript
     over loc_episodes and loc_steps: one definition of the transcript, read over a few runs."""
-    text = load_sql("views/transcript")
+    text = load_sql("store/views/transcript")
     head = "CREATE OR REPLACE VIEW transcript AS"
     scoped, replaced = re.subn(r"\bFROM (episodes|steps)\b", r"FROM loc_\1", text)
     assert text.count(head) == 1 and replaced == text.count("FROM episodes") + text.count("FROM steps") > 0

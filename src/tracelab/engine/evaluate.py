@@ -3,7 +3,7 @@
 The number of queries depends on the suite's assertion families only, never on
 the number of runs or cases: the selected runs, calls and
 matches are built once as temp tables, then each family's query in
-`sql/assertions/` inserts its verdict rows for every case and run at once.
+`sql/engine/assertions/` inserts its verdict rows for every case and run at once.
 """
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from tracelab.engine.args_valid import validate_calls
+from tracelab.engine.compile import Plan, compile_suite
+from tracelab.engine.needles import lower_needles, prefilter_re2
+from tracelab.engine.verdicts import STEP_IDX, CheckResult, build_result
 from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql, run_script
-from tracelab.suite.args_valid import validate_calls
-from tracelab.suite.compile import Plan, compile_suite
 from tracelab.suite.families import queries
 from tracelab.suite.model import Case, Suite
-from tracelab.suite.needles import lower_needles, prefilter_re2
-from tracelab.suite.results import STEP_IDX, CheckResult, build_result
 from tracelab.suite.where import where_flags
 
 _NUMBER_CHARACTERS = frozenset("0123456789.e+-")
@@ -55,13 +55,13 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
         try:
             _select(con, suite, plan)
             if since is not None:
-                run_script(con, "assertions/_since", {"since": since})
+                run_script(con, "engine/assertions/_since", {"since": since})
             _run_families(con, plan)
-            verdicts = _named(_fetch(con, load_sql("assertions/_verdicts")), plan)
+            verdicts = _named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan)
             if carried is not None:
                 verdicts = _merge(con, verdicts, carried, since)
         finally:
-            con.execute(load_sql("assertions/_cleanup"))
+            con.execute(load_sql("engine/assertions/_cleanup"))
     return build_result(suite.name, chosen, verdicts, strict)
 
 
@@ -143,17 +143,17 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
 
 def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
     """Build chk_sel and chk_runs; a `where` runs apart, in where_flags's sandbox."""
-    con.execute(load_sql("assertions/_selection"))
+    con.execute(load_sql("engine/assertions/_selection"))
     if plan.has("p_select", has_select=True):
-        con.execute(load_sql("assertions/_select_matched"))
+        con.execute(load_sql("engine/assertions/_select_matched"))
         flags = (where_flags(con, plan.wheres, partial(_located, suite)) if plan.wheres
                  else pl.DataFrame(schema={"episode_id": pl.Utf8, "flags": pl.List(pl.Boolean)}))
         con.register("chk_where_flags", _ArrowStream(flags))
         try:
-            con.execute(load_sql("assertions/_select_keys"))
+            con.execute(load_sql("engine/assertions/_select_keys"))
         finally:
             con.unregister("chk_where_flags")
-    con.execute(load_sql("assertions/_runs"))
+    con.execute(load_sql("engine/assertions/_runs"))
 
 
 def _located(suite: Suite, case_id: str) -> str:
@@ -166,27 +166,28 @@ def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -
     """Build chk_transcript: the fragments of the selected runs that can hold a needle."""
     lowered = [needle for family in needles.values() for needle in family]
     numeric = any(set(needle) <= _NUMBER_CHARACTERS for needle in lowered)
-    run_script(con, "assertions/_transcript",
+    run_script(con, "engine/assertions/_transcript",
                {"needles": prefilter_re2(lowered), "numeric": numeric})
 
 
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     """Every family query that has work, each inserting its rows into chk_out."""
-    con.execute(load_sql("assertions/_tools"))
-    con.execute(load_sql("assertions/_out"))
+    con.execute(load_sql("engine/assertions/_tools"))
+    con.execute(load_sql("engine/assertions/_out"))
     if plan.has("p_must_mention") or plan.has("p_must_not_leak"):
         _transcript(con, lower_needles(con, plan))
-        con.execute(load_sql("assertions/_needle_found"))
+        con.execute(load_sql("engine/assertions/_needle_found"))
     if plan.has("p_matchers"):
-        con.execute(load_sql("assertions/_matcher_hits"))
+        con.execute(load_sql("engine/assertions/_matcher_hits"))
     if plan.has("p_retrieval"):
-        con.execute(load_sql("assertions/_retrieval"))
+        con.execute(load_sql("engine/assertions/_retrieval"))
     for query in queries():
         if plan.has(query.table, **dict(query.where)):
             # BY NAME: a family that locates no failure leaves step_idx NULL
-            con.execute(f"INSERT INTO chk_out BY NAME SELECT * FROM (\n{load_sql(f'assertions/{query.name}')}\n)")
+            family_sql = load_sql(f"engine/assertions/{query.name}")
+            con.execute(f"INSERT INTO chk_out BY NAME SELECT * FROM (\n{family_sql}\n)")
     if plan.has("p_args_valid"):
-        calls = _fetch(con, load_sql("assertions/args_valid"))
+        calls = _fetch(con, load_sql("engine/assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)
         con.register("chk_args_valid", _ArrowStream(rows))
         try:

@@ -21,8 +21,9 @@ from tracelab.sqlfiles import load_sql, run_script, sql_dir
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracelab.effects import Effects
-    from tracelab.ingest import FileReport, IngestReport, Input
+    from tracelab.ingest.batches import FileReport, IngestReport
+    from tracelab.ingest.inputs import Input
+    from tracelab.store.effects import Effects
 
 SCHEMA_VERSION = "1"
 DEFAULT_STORE = "tracelab.duckdb"
@@ -34,7 +35,7 @@ PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
 """In creation order: `executed_writes` and `tool_availability` read `calls`."""
 ADDED_TABLES = frozenset({"tool_effects", "check_cases", "check_failing_runs", "check_assertions", "check_reasons"})
-"""Tables an earlier store or export may lack (sql/schema/<table>.sql): read as empty."""
+"""Tables an earlier store or export may lack (sql/store/schema/<table>.sql): read as empty."""
 ADDED_COLUMNS = {
     "sources": {"file_size": "BIGINT", "file_mtime_ns": "BIGINT"},
     "tool_calls": {"effect_source": "VARCHAR"},
@@ -79,9 +80,9 @@ class Store:
     def ingest(self, paths: Sequence[str | os.PathLike[str] | Input], format: str = "auto", *,
                replace: bool = False,
                progress: Callable[[FileReport, int], None] | None = None, workers: int = 0) -> IngestReport:
-        """Load trace files, folders or globs (see `tracelab.ingest.ingest_paths`, and its
+        """Load trace files, folders or globs (see `tracelab.ingest.pipeline.ingest_paths`, and its
         `workers` for the caveat of worker processes)."""
-        from tracelab.ingest import ingest_paths
+        from tracelab.ingest.pipeline import ingest_paths
 
         if self.read_only:
             kind = "a Parquet store" if self.parquet else "a store opened read-only"
@@ -99,7 +100,7 @@ class Store:
     @property
     def effects(self) -> Effects:
         """The store's tool-effect registry (docs/trace-format.md §6): list, set, unset, load, unknown."""
-        from tracelab.effects import Effects
+        from tracelab.store.effects import Effects
 
         return Effects(self)
 
@@ -421,16 +422,16 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> str:
             if version == SCHEMA_VERSION and stale:
                 _upgrade(con)
             return version
-        foreign = con.execute(load_sql("schema/user_objects")).fetchall()
+        foreign = con.execute(load_sql("store/schema/user_objects")).fetchall()
         if foreign:
             names = ", ".join(name for (name,) in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
             raise StoreError(f"{target} is a DuckDB database that is not a tracelab store (it holds "
                              f"{names}); give --store a new file or an existing tracelab store")
         con.begin()
         try:
-            con.execute(load_sql("schema/tables"))
+            con.execute(load_sql("store/schema/tables"))
             for table in ADDED_TABLES:
-                run_script(con, f"schema/{table}")
+                run_script(con, f"store/schema/{table}")
             con.execute("INSERT OR IGNORE INTO tracelab_meta VALUES ('schema_version', ?)",
                         [SCHEMA_VERSION])
             _create_views(con)
@@ -448,11 +449,11 @@ def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
     con.begin()
     try:
         for table in ADDED_TABLES:
-            run_script(con, f"schema/{table}")
+            run_script(con, f"store/schema/{table}")
         for table, columns in ADDED_COLUMNS.items():
             for name, kind in columns.items():
                 con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
-        run_script(con, "schema/upgrade")
+        run_script(con, "store/schema/upgrade")
         _create_views(con)
         con.commit()
     except BaseException:
@@ -462,7 +463,7 @@ def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
 
 def _create_views(con: duckdb.DuckDBPyConnection) -> None:
     for name in VIEWS:
-        run_script(con, f"views/{name}")
+        run_script(con, f"store/views/{name}")
 
 
 def _schema(con: duckdb.DuckDBPyConnection, target: Path) -> tuple[str | None, bool]:
@@ -510,7 +511,7 @@ def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
         saved = tuple(t for t in CHECK_TABLES if (folder / t).is_dir())
         for table in TABLES + saved:
             if not (folder / table).is_dir():  # an export made before the table existed
-                run_script(con, f"schema/{table}")
+                run_script(con, f"store/schema/{table}")
                 continue
             partitioning = "hive" if table in PARTITIONED else None
             dataset = ds.dataset(folder / table, format="parquet", partitioning=partitioning)

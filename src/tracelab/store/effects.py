@@ -33,15 +33,15 @@ class Effects:
 
     def list(self) -> pl.DataFrame:
         """Every declared pattern with its effect, note and `added_at`, in the order globs are tried."""
-        return self._store.sql(load_sql("effects/list"))
+        return self._store.sql(load_sql("store/effects/list"))
 
     def unknown(self) -> pl.DataFrame:
         """The tools called with an unknown effect, most called first: `tool_name`, `calls`, `runs`."""
-        return self._store.sql(load_sql("effects/unknown"))
+        return self._store.sql(load_sql("store/effects/unknown"))
 
     def unknown_calls(self) -> int:
         """How many calls have an unknown effect."""
-        return int(self._store.con.execute(load_sql("effects/unknown_count")).fetchall()[0][0])
+        return int(self._store.con.execute(load_sql("store/effects/unknown_count")).fetchall()[0][0])
 
     def set(self, effects: Mapping[str, str], note: str | None = None) -> None:
         """Declare `pattern -> read|write` for exact tool names or globs (`*`, `?`, `[...]`).
@@ -64,7 +64,7 @@ class Effects:
         })
         con.register("effects_new", table)
         try:
-            con.execute(load_sql("effects/set"), {"note": note, "now": datetime.now(timezone.utc)})
+            con.execute(load_sql("store/effects/set"), {"note": note, "now": datetime.now(timezone.utc)})
         finally:
             con.unregister("effects_new")
 

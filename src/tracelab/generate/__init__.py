@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from tracelab._corpus_catalog import CASES, DOMAINS, Case, Domain, Rnd, Tool, pick
 from tracelab.errors import UsageError
+from tracelab.generate.catalog import CASES, DOMAINS, Case, Domain, Rnd, Tool, pick
 
 __all__ = ["LEAK_PLACES", "LEAK_STRINGS", "GenerateStats", "generate", "iter_episodes"]
 
@@ -92,7 +92,7 @@ def generate(out: str | Path, episodes: int, seed: int, as_format: str = "native
     """Write `episodes` synthetic episodes to `out`, deterministically for `seed`.
 
     `as_format` writes them in another input format instead of the native one
-    (``openai-chat``, ``anthropic``: `tracelab.formats.emit.EMITTERS`; ``otlp``: `emit_otlp`);
+    (``openai-chat``, ``anthropic``: `tracelab.generate.emit.EMITTERS`; ``otlp``: `emit_otlp`);
     what that format cannot carry is lost, as it would be in a real recording.
 
     The suffix picks the encoding: ``.jsonl``, ``.jsonl.gz`` (gzip, mtime 0)
@@ -121,8 +121,8 @@ def generate(out: str | Path, episodes: int, seed: int, as_format: str = "native
 def _encoder(as_format: str) -> Callable[[dict[str, Any]], bytes]:
     if as_format == "native":
         return orjson.dumps
-    from tracelab.formats.emit import EMITTERS
-    from tracelab.formats.emit_otlp import to_otlp
+    from tracelab.generate.emit import EMITTERS
+    from tracelab.generate.emit_otlp import to_otlp
 
     emitters = {**EMITTERS, "otlp": to_otlp}
     if as_format not in emitters:

@@ -23,13 +23,13 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
-    from tracelab.suite.results import CheckResult
+    from tracelab.engine.verdicts import CheckResult
 
 RESULT_COLUMNS = ("case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised",
                   "reason", "step_idx")
 """The columns of a verdict row as `check_results` holds them (run_id aside)."""
 VIEW_TABLES = ("check_cases", "check_failing_runs", "check_assertions", "check_reasons")
-"""What a check saves for `tracelab view` besides its results (sql/schema/<table>.sql)."""
+"""What a check saves for `tracelab view` besides its results (sql/store/schema/<table>.sql)."""
 REASONS_SAVED = 5
 """Not-exercised reasons saved per assertion, most frequent first."""
 SAMPLE_RUNS = 10
@@ -75,13 +75,13 @@ class SavedResult:
 
 def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
     """Saved check `run_id`'s check_results rows, in the order the check wrote them (`pos` in
-    `view_rows` numbers them so): scanned as stored (sql/view/results.sql), since a Parquet
+    `view_rows` numbers them so): scanned as stored (sql/view/report/results.sql), since a Parquet
     store's check_results (a view over check_results/, `check --engine spark`) has no rowid."""
     import polars as pl
 
-    from tracelab.suite.results import runs_of_cases
+    from tracelab.engine.verdicts import runs_of_cases
 
-    verdicts = pl.DataFrame(con.sql(load_sql("view/results"), params={"run": run_id}))
+    verdicts = pl.DataFrame(con.sql(load_sql("view/report/results"), params={"run": run_id}))
     per_run = runs_of_cases(verdicts)
     cases = tuple(CaseRuns(case_id, runs) for case_id, runs in per_run.group_by("case_id").len().iter_rows())
     return SavedResult(verdicts, cases, per_run)
@@ -112,7 +112,7 @@ def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None
          for case in result.cases if case.runs for counts in (per_case.get(case.id, none),)],
         schema={"case_id": pl.Utf8, "runs": pl.Int64, "runs_passed": pl.Int64, "failed": pl.Int64,
                 "permission": pl.Boolean}, orient="row")
-    # a case's first failing runs in the report's order (sql/view/failing_runs_saved.sql): among the
+    # a case's first failing runs in the report's order (sql/view/report/failing_runs_saved.sql): among the
     # first of those that crossed a permission boundary and of the others, by id (no sort of them all)
     firsts = failing.group_by("case_id").agg(
         crossed=pl.col("episode_id").filter(pl.col("permission")).bottom_k(kept),

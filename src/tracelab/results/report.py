@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, overload
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracelab.check import CheckRun
-    from tracelab.suite.results import CaseVerdict
+    from tracelab.engine.verdicts import CaseVerdict
+    from tracelab.results.check import CheckRun
 
 FAILURES_SHOWN = 20
 """Failure lines per case in the text report; JSON and JUnit list them all."""
@@ -128,7 +128,7 @@ def _styler(color: bool) -> Callable[..., str]:
 def render_json(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False,
                 baseline: dict[str, Any] | None = None) -> bytes:
     """The `check --format json` document, UTF-8; `baseline` (a comparison's findings) under the `baseline` key."""
-    from tracelab.check import envelope
+    from tracelab.results.check import envelope
 
     document = envelope(run, suite_path, all_results=all_results)
     if baseline is not None:

@@ -16,7 +16,7 @@ from tracelab.sqlfiles import load_sql
 if TYPE_CHECKING:
     import duckdb
 
-    from tracelab.suite.compile import Plan
+    from tracelab.engine.compile import Plan
 
 RE2_BUDGET = 16_000
 """The largest pattern, in UTF-8 bytes, the prefilter uses. DuckDB builds RE2 with its
@@ -56,7 +56,7 @@ def lower_needles(con: duckdb.DuckDBPyConnection, plan: Plan) -> dict[str, list[
     by DuckDB's lower() in one query."""
     needles = {family: plan.frames[table]["needle"].to_list()
                for family, table in _NEEDLE_TABLES.items()}
-    [(lowered,)] = con.execute(load_sql("assertions/_lower"),
+    [(lowered,)] = con.execute(load_sql("engine/assertions/_lower"),
                                {"texts": [n for family in needles.values() for n in family]}
                                ).fetchall()
     out, start = {}, 0

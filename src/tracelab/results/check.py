@@ -1,4 +1,4 @@
-"""`tracelab.check`: load a suite, refuse what cannot fail, evaluate, save the results."""
+"""`tracelab.results.check`: load a suite, refuse what cannot fail, evaluate, save the results."""
 from __future__ import annotations
 
 import os
@@ -13,9 +13,9 @@ from tracelab.errors import Interrupted, SuiteError, UsageError, is_interrupt
 if TYPE_CHECKING:
     import polars as pl
 
+    from tracelab.engine.verdicts import CheckResult
     from tracelab.store import Store
     from tracelab.suite.model import Case, Suite
-    from tracelab.suite.results import CheckResult
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,8 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
         with open_store(store, read_only=not save, create=False) as opened:
             return check(opened, suite_path, cases=cases, categories=categories, strict=strict,
                          allow_ineffective=allow_ineffective, save=save, since=since)
+    from tracelab.engine.evaluate import choose_cases, evaluate
     from tracelab.suite import load_suite
-    from tracelab.suite.evaluate import choose_cases, evaluate
 
     started = datetime.now(timezone.utc)
     clock = time.perf_counter()
@@ -122,7 +122,7 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
         UsageError: no such saved run, another suite (or another version of it), or a run
             that did not check every chosen case.
     """
-    from tracelab.saved import has_saved_checks
+    from tracelab.results.saved import has_saved_checks
 
     # a Parquet store has check_runs only once a check saved into it (`check --engine spark`)
     rows = store.con.execute("SELECT started_at, suite_sha256, cases FROM check_runs WHERE run_id = ?",
@@ -137,7 +137,7 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
     missing = [case.id for case in chosen if case.id not in (checked or [])]
     if missing:
         raise UsageError(f"--since {run_id}: that run did not check case {missing[0]!r}; run a full check first")
-    from tracelab.saved import result_columns
+    from tracelab.results.saved import result_columns
 
     carried = store.sql(
         f"SELECT {result_columns(store.con)} FROM check_results WHERE run_id = ? AND list_contains(?, case_id)",
@@ -154,7 +154,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
         import polars as pl
 
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
-        from tracelab.saved import runs_failed, view_rows
+        from tracelab.results.saved import runs_failed, view_rows
 
         rows = view_rows(result)  # what `tracelab view` reads
         con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "

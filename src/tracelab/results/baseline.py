@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tracelab.errors import UsageError
 
 if TYPE_CHECKING:
-    from tracelab.check import CheckRun
+    from tracelab.results.check import CheckRun
 
 FORMAT = "tracelab-baseline/1"
 ALPHA = 0.05
@@ -142,7 +142,7 @@ class Comparison:
 def baseline_document(run: CheckRun) -> dict[str, Any]:
     """What `--export-baseline` writes: per case and assertion, runs, pass and exercised counts and rates."""
     from tracelab import __version__
-    from tracelab.cover import coverage_table
+    from tracelab.results.cover import coverage_table
 
     entries = [
         {"case": row["case_id"], "assertion": row["assertion_id"], "type": row["assertion_type"],
@@ -197,7 +197,7 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def compare(baseline: dict[str, Any], run: CheckRun, path: str | os.PathLike[str]) -> Comparison:
     """Compare the check `run` with a loaded baseline (see the module docstring for the rules)."""
-    from tracelab.cover import coverage_table
+    from tracelab.results.cover import coverage_table
 
     before: dict[tuple[str, str], dict[str, Any]] = {}
     for entry in baseline["assertions"]:

@@ -1,7 +1,7 @@
 """Parsing for ingest's reading thread: in that thread at first, in worker processes once the
 input is large enough to pay for them.
 
-Parsing and preparing records (`tracelab.prepare`) is Python work that holds the GIL: in one
+Parsing and preparing records (`tracelab.ingest.prepare`) is Python work that holds the GIL: in one
 thread it bounds ingest at one core whatever the machine has, and a folder of small files pays
 for every file's detection and parse there. `ParsePool` hands that work to worker processes
 in jobs (many small files, or a run of a large file's lines), a few jobs ahead of the reading
@@ -27,7 +27,7 @@ from typing import Any
 
 from tracelab.errors import UsageError
 from tracelab.formats.base import Source
-from tracelab.prepare import Entry, FileParse, parse_files, parse_lines
+from tracelab.ingest.prepare import Entry, FileParse, parse_files, parse_lines
 
 POOL_AFTER_BYTES = 32 << 20
 """Input parsed in the reading thread before the workers start."""
@@ -166,7 +166,7 @@ class ParsePool:
                 # forkserver: workers are forked from a clean process, never from this one,
                 # whose DuckDB and reading threads a fork would copy mid-flight
                 context = multiprocessing.get_context("forkserver")
-                context.set_forkserver_preload(["tracelab.prepare"])
+                context.set_forkserver_preload(["tracelab.ingest.prepare"])
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker,
                                                  initargs=(os.getpid(),))
         return self._pool

@@ -3,7 +3,7 @@
 `detect_format` picks a file's adapter from a sample of its records; `prepare` splits a record
 into the documents `sql/ingest/stage.sql` reads, with its canonical JSON. `parse_files` and
 `parse_lines` run both over a job of small files or of one file's lines: ingest runs them in
-worker processes when a corpus is large enough to pay for them (`tracelab.ingest`, the
+worker processes when a corpus is large enough to pay for them (`tracelab.ingest.pipeline`, the
 parse pool), else in its reading thread; the result is the same either way. This module
 imports no DuckDB, so that a worker starts in a fraction of a second.
 """

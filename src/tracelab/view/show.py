@@ -141,7 +141,7 @@ def show_run(store: Store | str | os.PathLike[str], episode_id: str, check_run_i
     needles: tuple[str, ...] = ()
     checked: frozenset[str] = frozenset()
     if check_run_id is not None:
-        from tracelab.saved import resolve_run
+        from tracelab.results.saved import resolve_run
 
         resolve_run(con, check_run_id)
         failures = saved_failures(con, check_run_id, [episode_id])
@@ -159,7 +159,7 @@ def saved_failures(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
     """The failed results of saved check `run_id` for these runs (`saved.RESULT_COLUMNS`)."""
     import polars as pl
 
-    from tracelab.saved import result_columns
+    from tracelab.results.saved import result_columns
 
     with _shown(con, episode_ids):
         return pl.DataFrame(con.sql(
@@ -187,8 +187,8 @@ def check_leaked_strings(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[s
 class RunTable:
     """Runs as frames, for a renderer of thousands of runs (the HTML report) to read set-wise.
 
-    `heads` holds a row per run (sql/show/episodes.sql), `steps` a row per step in run order
-    (sql/show/steps.sql). A field that holds a leaked string is None already; the row's
+    `heads` holds a row per run (sql/view/show/episodes.sql), `steps` a row per step in run order
+    (sql/view/show/steps.sql). A field that holds a leaked string is None already; the row's
     `withheld` column is true, and `withheld` maps (run, step idx, None for the run's own
     fields) to the fields withheld and the strings each held.
     """
@@ -222,8 +222,8 @@ def read_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
 
     needles = tuple(dict.fromkeys(n for n in needles if n))
     with _shown(con, episode_ids):
-        heads = _marked(pl.DataFrame(con.sql(load_sql("show/episodes"))), RUN_FIELDS, needles)
-        steps = _marked(pl.DataFrame(con.sql(load_sql("show/steps"))), STEP_FIELDS, needles)
+        heads = _marked(pl.DataFrame(con.sql(load_sql("view/show/episodes"))), RUN_FIELDS, needles)
+        steps = _marked(pl.DataFrame(con.sql(load_sql("view/show/steps"))), STEP_FIELDS, needles)
     holding = _holding(con, failures, _found(heads, steps, needles))
     withheld: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
     heads = _withhold(heads, RUN_FIELDS, holding, needles, withheld)
@@ -388,13 +388,13 @@ def locate_leaks(con: duckdb.DuckDBPyConnection, leaks: Iterable[tuple[str, str]
                  ) -> dict[tuple[str, int | None], dict[str, set[str]]]:
     """(run, step idx or None for the episode) -> field -> the strings it holds, for each
     (episode_id, leaked string) of `leaks`, located as must_not_leak searched: the transcript
-    (`tracelab.suite.locate`, which imports the suite compiler and Polars: only when needed)."""
+    (`tracelab.engine.locate`, which imports the suite compiler and Polars: only when needed)."""
     leaks = list(leaks)
     if not leaks:
         return {}
     import polars as pl
 
-    from tracelab.suite.locate import leak_fragments
+    from tracelab.engine.locate import leak_fragments
 
     frame = pl.DataFrame(leaks, schema={"episode_id": pl.Utf8, "needle": pl.Utf8}, orient="row")
     found = leak_fragments(con, frame.with_columns(unit_id=pl.lit(0, pl.Int64)))

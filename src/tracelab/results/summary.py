@@ -1,6 +1,6 @@
 """What a store holds, as data: the counts `tracelab info` and `tracelab demo` print.
 
-The queries live in `sql/summary/`; the CLI only renders what these functions return.
+The queries live in `sql/results/summary/`; the CLI only renders what these functions return.
 """
 from __future__ import annotations
 
@@ -43,12 +43,12 @@ def summarize(store: Store) -> StoreSummary:
     con = store.con
     # table names come from the TABLES allow-list, never from input
     tables = {table: con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] for table in TABLES}
-    declared, undeclared = con.execute(load_sql("summary/tools_declared")).fetchall()[0]
+    declared, undeclared = con.execute(load_sql("results/summary/tools_declared")).fetchall()[0]
     return StoreSummary(
         store=str(store.path),
         tables=tables,
-        formats=[(name, files) for name, files in con.execute(load_sql("summary/formats")).fetchall()],
-        agents=[(agent, runs) for agent, runs in con.execute(load_sql("summary/agents")).fetchall()],
+        formats=[(name, files) for name, files in con.execute(load_sql("results/summary/formats")).fetchall()],
+        agents=[(agent, runs) for agent, runs in con.execute(load_sql("results/summary/agents")).fetchall()],
         declared=declared,
         undeclared=undeclared,
         writes=executed_write_count(store),
@@ -58,16 +58,16 @@ def summarize(store: Store) -> StoreSummary:
 
 def executed_write_count(store: Store) -> int:
     """How many tool calls with effect write ran (the `executed_writes` view)."""
-    count: int = store.con.execute(load_sql("summary/executed_write_count")).fetchall()[0][0]
+    count: int = store.con.execute(load_sql("results/summary/executed_write_count")).fetchall()[0][0]
     return count
 
 
 def executed_writes(store: Store) -> pl.DataFrame:
     """Every executed write (run, tool, arguments), in run and call order."""
-    return store.sql(load_sql("summary/executed_writes"))
+    return store.sql(load_sql("results/summary/executed_writes"))
 
 
 def runs_mentioning(store: Store, needle: str) -> pl.DataFrame:
     """(run, origin) for every run whose transcript holds `needle`, ignoring case."""
-    return store.sql(load_sql("summary/runs_mentioning"), {"needle": needle})
+    return store.sql(load_sql("results/summary/runs_mentioning"), {"needle": needle})
 

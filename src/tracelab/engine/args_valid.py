@@ -1,6 +1,6 @@
 """args_valid: the one check SQL cannot do, JSON Schema validation (docs/duckdb-notes.md §6).
 
-`sql/assertions/args_valid.sql` hands over only the calls of each assertion's
+`sql/engine/assertions/args_valid.sql` hands over only the calls of each assertion's
 tool in its selected runs; this module validates them with the cached
 draft 2020-12 validators of `tracelab.suite.schemas` and returns verdict rows.
 """
@@ -14,8 +14,8 @@ import jsonschema_rs
 import orjson
 import polars as pl
 
+from tracelab.engine.compile import FROM_DEFINITIONS, SchemaCheck
 from tracelab.errors import SuiteError
-from tracelab.suite.compile import FROM_DEFINITIONS, SchemaCheck
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 
 _OUT_SCHEMA = pl.Schema({"unit_id": pl.Int64, "episode_id": pl.Utf8, "passed": pl.Boolean,

@@ -3,7 +3,7 @@
 Every result a case can produce becomes a *unit* (an `expect` item, a typed
 assertion, or one rule of a `sequence_valid` entry) with an integer id. Each
 assertion family gets one parameter table (`p_<family>`), one row per unit (or
-per unit and value); the queries in `sql/assertions/` join those tables with
+per unit and value); the queries in `sql/engine/assertions/` join those tables with
 the selected runs, so one query per family covers every case and every run.
 Suite text is data in these tables: it reaches DuckDB only as bound values.
 The one exception is `select.where`, SQL by design, validated at load.

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from tracelab.pairing import pair_steps
+from tracelab.ingest.pairing import pair_steps
 
 BASE_NS = 1_767_225_600 * 10**9
 """2026-01-01T00:00:00Z: the start of an episode that records no valid `started_at`."""

@@ -1,0 +1,105 @@
+"""Files -> adapters -> tables: quarantine, idempotency, atomicity per file.
+
+Adapters turn each file into native episode dicts (formats/base.py). Python
+does per record only what SQL cannot (docs/duckdb-notes.md §1, §4): strict parsing
+happened in the adapter; here each record gets its canonical hash, its
+unlisted keys moved under ``meta.extra`` and its JSON-string args parsed
+strictly. Everything else — validation, typing, pairing, effects,
+de-duplication — runs as SQL over the whole batch (sql/ingest/), while a
+thread reads, hashes and parses the next files.
+
+Fixed costs are paid per batch, not per file (docs/trace-format.md §6: per-file atomicity is about
+files, not transactions). A small file is read whole and parsed before any of its records is
+staged, so that a file that cannot be read never touches a transaction; whole small files then
+share batches and one transaction per batch, with their `sources` rows. A file too large to hold
+(`Source.in_memory`, `BATCH_BYTES`) streams through its own transaction, batch by batch. A
+kill leaves every file wholly loaded with its `sources` row, or not at all.
+
+Batches are staged on a second connection that commits every statement, and only the rows to
+write cross over, as Arrow: inside a transaction DuckDB keeps every replaced TEMP table (and
+every registered view) until commit, so staging inside the transaction would hold all of a
+large file's batches in memory at once.
+
+A batch's steps, the bulk of its staging, are staged ahead in the reading thread (`Stager`), into
+a schema of their own in an in-memory database attached for the ingest: the writer finds them
+there (no copy) while the reader parses and stages the next batch, so that the two threads share
+the work instead of the writer doing all of the SQL.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import duckdb
+
+from tracelab.errors import interruptible, is_interrupt
+from tracelab.formats import get_format
+from tracelab.ingest.batches import FileReport, IngestReport
+from tracelab.ingest.inputs import Input, scan_inputs
+from tracelab.ingest.parse_pool import ParsePool
+from tracelab.ingest.reader import Reader, in_background
+from tracelab.ingest.staging import Stager, collector_paused, staged_ahead, staging_connection, staging_database
+from tracelab.ingest.writer import Writer
+
+
+def ingest_paths(
+    con: duckdb.DuckDBPyConnection,
+    paths: Sequence[str | os.PathLike[str] | Input],
+    *,
+    format: str = "auto",
+    replace: bool = False,
+    progress: Callable[[FileReport, int], None] | None = None,
+    workers: int = 0,
+    before_write: Callable[[], None] | None = None,
+) -> IngestReport:
+    """Ingest files, folders and globs into the store behind `con`; each file wholly or not at all.
+
+    Args:
+        con: a read-write connection to a bootstrapped store.
+        paths: files, folders (read recursively) and glob patterns.
+        format: ``auto`` or a format name (`tracelab formats`).
+        replace: read files again even when their content hash is recorded, and replace
+            stored episodes whose content differs, instead of quarantining.
+        progress: called after each file with its report and its size in bytes (and, between
+            the batches of a large file, with its report in status ``loading``).
+        workers: processes that parse once the input is large (`tracelab.ingest.parse_pool`); 0 or 1
+            parses in a thread of this process. `tracelab ingest` uses every CPU
+            (`TRACELAB_WORKERS`). A library caller that asks for workers must run from a script
+            whose top-level code is under ``if __name__ == "__main__":``, as with any
+            `multiprocessing` code: a worker imports the caller's main module.
+        before_write: called once, before the first write into the store (`Store.verify`); an
+            ingest that writes nothing (every file already ingested) never calls it.
+
+    Returns:
+        The per-file reports, in input order. A file that cannot be read to its end, or that
+        DuckDB runs out of memory loading, is rolled back and reported with status ``failed``;
+        the other files still load.
+
+    Raises:
+        Interrupted: Ctrl-C (or SIGTERM, turned into it by the CLI); the store holds exactly
+            the files reported done.
+        StoreError: the store refused a write (a full disk); the files before are stored.
+    """
+    inputs = scan_inputs(paths)
+    forced = None if format == "auto" else get_format(format).name
+    parser = ParsePool(forced, workers)
+    with staging_connection(con) as scratch, staging_database(con) as steps_db, collector_paused():
+        lookup = interruptible(con.cursor())
+        ahead, behind = Stager(con, steps_db, "ahead"), Stager(con, steps_db, "writer")
+        writer = Writer(con, scratch, behind, replace, progress, before_write)
+        reader = Reader(lookup, inputs, forced, replace, parser)
+        try:
+            for unit in in_background(staged_ahead(reader.units(), ahead)):
+                writer.take(unit)
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise writer.interrupted(len(inputs)) from None
+            writer._rollback()
+            raise
+        finally:
+            lookup.close()
+            parser.close()
+            ahead.close()
+            behind.close()
+        reports = writer.finish()
+    return IngestReport(sorted(reports, key=lambda r: reader.order[id(r)]))
