@@ -4,6 +4,8 @@ Each command parses options, calls one library function and formats the result.
 The group itself is the error boundary: every `TracelabError` becomes its exit code
 and a one-line message, never a traceback; a damaged store is exit 3 and Ctrl-C or
 SIGTERM exit 130 (docs/cli.md), each on one line.
+
+The top of the stack: may import every package (and `click`, which nothing else imports).
 """
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Input formats: the registry, in `tracelab formats` and auto-detection order."""
+"""Input formats: one reader per format, and the registry, in `tracelab formats` and auto-detection order.
+
+Owns turning one input file's records into native episode dicts (`base`, `common`, `spans`
+and one module per format); nothing here touches a store. May import: the foundation modules
+(`tracelab.errors`, `sqlfiles`, `frames`, `bulk_insert`, `native_keys`) only.
+"""
 from __future__ import annotations
 
 from tracelab.formats import (

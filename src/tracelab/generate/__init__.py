@@ -6,6 +6,9 @@ plain, gzip or zstd by the file's suffix. The same seed gives a byte-identical
 file. A few runs leak planted secrets (`LEAK_STRINGS`, in the kinds of places
 listed in `LEAK_PLACES`) and are labelled with ``meta.planted_leak`` so that
 a leak check can be scored against ground truth; no other run contains them.
+
+Beside the stages: the emitters write the other input formats (`emit`, `emit_otlp`). May import
+`tracelab.formats` (to read back what it writes) and the foundation modules; only the CLI imports it.
 """
 from __future__ import annotations
 

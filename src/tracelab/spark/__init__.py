@@ -2,6 +2,9 @@
 
 `pip install 'tracelab[spark]'`. pyspark is imported only when a Spark function runs, never by
 `tracelab` itself. See `tracelab.spark.engine` for the design and README "More than one machine".
+
+Beside the stages: runs the same library code per partition, so it may import every stage up to
+`tracelab.results` (not `view`, not `cli`); no stage imports it, only the CLI.
 """
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Opening a store: a DuckDB file (read-write or read-only) or a Parquet folder (read-only).
 
-Schema bootstrap and the mapping of DuckDB's open errors to `StoreError` live here, once.
+Schema bootstrap and the mapping of DuckDB's open errors to `StoreError` live here, once; the
+tool-effect registry is `effects`. `Store.ingest` runs `tracelab.ingest` (the stage below).
+May import: `tracelab.ingest`, `tracelab.formats` and the foundation modules.
 """
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """Suites: YAML/JSON -> typed model -> static sweep (-> compiled SQL -> results).
 
 `load_suite` validates a suite file into an immutable `Suite`; `lint_suite`
-finds what cannot fail or cannot pass. Both are pure: no store is needed.
+finds what cannot fail or cannot pass. Both are pure: no store is needed (`where` checks a
+suite's SQL filters against the store's schema). May import: `tracelab.store` and the foundation
+modules; never the engine that compiles what it loads.
 """
 from __future__ import annotations
 

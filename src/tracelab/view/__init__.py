@@ -8,6 +8,9 @@ they are then computed as check computes them (`saved.view_rows`) from its check
 file holds at most `max_runs` failing runs per case, says how many it left out, and never holds a
 leaked string's fragments: a field that holds one is replaced by a notice naming the string
 (`tracelab.view.show`).
+
+Owns `show` (one run, its failures, leaked text withheld) and the HTML report. May import:
+`tracelab.results`, `tracelab.engine`, `tracelab.suite`, `tracelab.store` and the foundation modules.
 """
 from __future__ import annotations
 
