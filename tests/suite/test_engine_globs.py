@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracelab.suite.globs import glob_to_re2, is_glob, literal_re2
+from tracelab.globs import glob_to_re2, is_glob, literal_re2
 
 # characters that mean something to globs, regexes, LIKE or SQL, and a few ordinary ones
 ALPHABET = "ab-]![*?.\\^$%_'\"\n(|)+{}é"

@@ -1,5 +1,5 @@
 -- The runs of the cases with a `select` (docs/suites.md §1, §7), before their `where`: only the keys
--- filter; string keys are globs, given as RE2 patterns (tracelab.suite.globs), and a NULL field
+-- filter; string keys are globs, given as RE2 patterns (tracelab.globs), and a NULL field
 -- matches nothing; every listed tag must be present. _select_keys.sql then applies each case's
 -- `where` (evaluated apart, with external access disabled: tracelab.suite.where.where_flags)
 -- and adds the selected runs to chk_sel.

@@ -17,8 +17,8 @@ from typing import Any
 
 import polars as pl
 
+from tracelab.globs import glob_to_re2, is_glob, literal_re2
 from tracelab.suite.families import FAMILIES, Columns, json_key, tables
-from tracelab.suite.globs import glob_to_re2, is_glob, literal_re2
 from tracelab.suite.model import FROM_DEFINITIONS, Assertion, Case, SchemaCheck, Suite, ToolMatcher
 
 _TYPES: dict[str, pl.DataType] = {"str": pl.Utf8(), "int": pl.Int64(), "bool": pl.Boolean(),

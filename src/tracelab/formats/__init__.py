@@ -2,7 +2,8 @@
 
 Owns turning one input file's records into native episode dicts (`base`, `common`, `spans`
 and one module per format); nothing here touches a store. May import: the foundation modules
-(`tracelab.errors`, `sqlfiles`, `frames`, `bulk_insert`, `native_keys`) only.
+(`tracelab.errors`, `sqlfiles`, `frames`, `bulk_insert`, `native_keys`, `globs`,
+`documents`) only.
 """
 from __future__ import annotations
 

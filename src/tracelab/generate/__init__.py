@@ -8,7 +8,7 @@ listed in `LEAK_PLACES`) and are labelled with ``meta.planted_leak`` so that
 a leak check can be scored against ground truth; no other run contains them.
 
 Beside the stages: the emitters write the other input formats (`emit`, `emit_otlp`). May import
-`tracelab.formats` (to read back what it writes) and the foundation modules; only the CLI imports it.
+`tracelab.formats`, `tracelab.ingest` (its call pairing) and the foundation modules; only the CLI imports it.
 """
 from __future__ import annotations
 

@@ -4,5 +4,6 @@ Owns input scanning, the reading thread, worker processes that parse (`parse_poo
 record preparation (`prepare`), call/result pairing (`pairing`), staging and the
 transactions that write a batch, quarantine and idempotency (`pipeline`).
 May import: `tracelab.formats` and the foundation modules (`errors`, `sqlfiles`,
-`frames`, `bulk_insert`, `native_keys`).
+`frames`, `bulk_insert`, `native_keys`, `globs`,
+`documents`).
 """

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import StoreError, UsageError
+from tracelab.globs import glob_to_re2, is_glob
 from tracelab.sqlfiles import load_sql
-from tracelab.suite.globs import glob_to_re2, is_glob
 
 if TYPE_CHECKING:
     import polars as pl
@@ -121,7 +121,7 @@ def read_mapping(path: Path) -> dict[str, str]:
 
     It is read as a suite file is (repeated keys refused, errors with file and line).
     """
-    from tracelab.suite._source import read_document
+    from tracelab.documents import read_document
 
     data = read_document(path).data
     if not isinstance(data, dict):

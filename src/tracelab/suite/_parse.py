@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, get_args
 
-from tracelab.suite._fields import Ctx, Fields, check_str, describe
-from tracelab.suite._source import line_of, raw_of, read_document
+from tracelab.documents import line_of, raw_of, read_document
 from tracelab.suite.model import (
     AfterRule,
     BeforeRule,
@@ -32,6 +31,7 @@ from tracelab.suite.model import (
     ToolMatcher,
 )
 from tracelab.suite.schemas import SchemaRefused, schema_validator
+from tracelab.suite.typed_fields import Ctx, Fields, check_str, describe
 from tracelab.suite.where import SqlChecker
 
 STATUSES: tuple[Status, ...] = get_args(Status)

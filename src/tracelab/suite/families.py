@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from tracelab.documents import line_of, raw_of
+from tracelab.globs import glob_to_re2
 from tracelab.native_keys import STEP_KINDS
-from tracelab.suite._fields import Ctx, Fields, check_str, describe
 from tracelab.suite._parse import (
     Env,
     check_pattern,
@@ -32,8 +33,6 @@ from tracelab.suite._parse import (
     to_json,
     unknown_name,
 )
-from tracelab.suite._source import line_of, raw_of
-from tracelab.suite.globs import glob_to_re2
 from tracelab.suite.model import (
     FROM_DEFINITIONS,
     AfterRule,
@@ -62,9 +61,10 @@ from tracelab.suite.model import (
     ToolStatus,
 )
 from tracelab.suite.schemas import schema_validator
+from tracelab.suite.typed_fields import Ctx, Fields, check_str, describe
 
 if TYPE_CHECKING:
-    from tracelab.engine.compile import Builder
+    from tracelab.engine.compile import Builder  # noqa: TID251 (a type only: never imported at run time)
     from tracelab.suite.lint import FindingKind
 
 A = TypeVar("A", bound=Assertion)

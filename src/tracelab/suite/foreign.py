@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from tracelab.suite._fields import Ctx, Fields, check_str, describe
+from tracelab.documents import Document, line_of, raw_of
 from tracelab.suite._parse import (
     Env,
     case_context,
@@ -32,7 +32,6 @@ from tracelab.suite._parse import (
     read_schema,
     resolve_file,
 )
-from tracelab.suite._source import Document, line_of, raw_of
 from tracelab.suite.families import read_assertions
 from tracelab.suite.model import (
     ArgsValid,
@@ -49,6 +48,7 @@ from tracelab.suite.model import (
     ToolMatcher,
     ToolSequence,
 )
+from tracelab.suite.typed_fields import Ctx, Fields, check_str, describe
 
 _CAMEL = re.compile(r"[a-z][A-Z]")
 Built = tuple[str, Callable[[str, str], Assertion]]

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tracelab.documents import Document, read_document
 from tracelab.suite import foreign
-from tracelab.suite._fields import Ctx, Fields, describe
 from tracelab.suite._parse import (
     EXPECT_KEYS,
     Env,
@@ -25,9 +25,9 @@ from tracelab.suite._parse import (
     read_expect_values,
     read_select,
 )
-from tracelab.suite._source import Document, read_document
 from tracelab.suite.families import read_assertions
 from tracelab.suite.model import EFFECTS, Case, Effect, Suite
+from tracelab.suite.typed_fields import Ctx, Fields, describe
 from tracelab.suite.where import SqlChecker
 
 TOP_KEYS = ("suite", "agent", "min_cases", "tools", "defaults", "cases")

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
+from tracelab.documents import line_of, raw_of
 from tracelab.errors import SuiteError
-from tracelab.suite._source import line_of, raw_of
 
 C = TypeVar("C", bound=str)
 """A choice among fixed strings (often a `Literal`)."""

@@ -1,4 +1,5 @@
-"""Reading a suite file: bytes, hash, and a tree that remembers where each value was.
+"""A YAML or JSON document (a suite, an effects file): bytes, hash, and a tree that remembers
+where each value was.
 
 YAML is read with a loader that refuses a repeated mapping key and records the
 line of every key and list item (docs/suites.md §7); `.json` files are read as strict
