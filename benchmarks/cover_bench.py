@@ -10,8 +10,8 @@ from common import WORK, alternating, corpus, fastest, measure, python
 
 CHECK = ("import sys\nfrom tracelab.results.check import check\n"
          "check(sys.argv[1], sys.argv[2], save=False).verdicts.write_parquet(sys.argv[3])\n")
-COVER = ("import sys\nfrom tracelab.results.cover import coverage\n"
-         "coverage(sys.argv[1], sys.argv[2]).write_parquet(sys.argv[3])\n")
+COVER = ("import sys\nfrom tracelab.results.cover import cover\n"
+         "cover(sys.argv[1], sys.argv[2]).table.write_parquet(sys.argv[3])\n")
 TARGET = 1.5
 
 

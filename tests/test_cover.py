@@ -341,7 +341,7 @@ def test_sample_suite_has_a_never_exercised_assertion(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     with open_store(tmp_path / "s.duckdb") as store:
         store.ingest([repo / "sample_traces" / "native"])
-        table = cover.coverage(store, repo / "sample_traces" / "suite.yaml")
+        table = cover.cover(store, repo / "sample_traces" / "suite.yaml").table
     never = table.filter(pl.col("status") == "never_exercised")
     assert ("assign-shift", "no-unassigning") in never.select("case_id", "assertion_id").rows()
     assert table["status"][0] == "never_exercised"

@@ -1,4 +1,4 @@
-"""Failure location (cli-and-results "Failure location"): a failed must_not_leak result names
+"""Failure location (docs/cli.md §6): a failed must_not_leak result names
 the step of the first fragment holding the string, never its text, in check_results, JSON,
 JUnit and text; NULL when the string is only in the run's output."""
 from __future__ import annotations

@@ -21,6 +21,8 @@ def test_built_wheel_runs_ingest_and_sql(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "tracelab/sql/store/schema/tables.sql" in names
     assert "tracelab/sql/store/views/transcript.sql" in names
+    assert "tracelab/py.typed" in names  # type checkers read the library's annotations (PEP 561)
+    assert not [name for name in names if name.endswith("ruff.toml")]  # lint configuration, not code
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, system_site_packages=False)

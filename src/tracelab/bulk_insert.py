@@ -2,7 +2,7 @@
 
 Arrow columns are built from their buffers (`arrow_column`), not with `pyarrow.array` or
 `pyarrow.table`: those look for pandas on every call from a Python list or a foreign frame,
-and importing pandas, where it is installed, costs most of a second of a command's run.
+and importing pandas, where it is installed, would outweigh a short command's own work.
 """
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ class StoreError(TracelabError):
 
 
 class DataError(StoreError):
-    """Input data that cannot be read at all: a missing path, a truncated archive (exit 3)."""
+    """Input data that cannot be read at all: a truncated archive, a file that changed while it was
+    read (exit 3). A path that does not exist is a `UsageError` (exit 2)."""
 
 
 class Interrupted(TracelabError):
@@ -43,6 +44,13 @@ class Interrupted(TracelabError):
     """
 
     exit_code = 130
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none): DuckDB's and
+    pyarrow's messages go on for lines of context that a one-line error leaves out."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 def is_interrupt(exc: BaseException) -> bool:

@@ -1,7 +1,7 @@
 """Polars frames handed to DuckDB.
 
 Kept apart from `tracelab.suite` so that commands which only read (`show`, `view`) register
-a frame without importing the suite compiler, whose import costs a command a quarter second.
+a frame without importing the suite compiler, whose import is a large share of a short command.
 """
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ if TYPE_CHECKING:
 
 class ArrowStream:
     """A Polars frame as DuckDB scans it, through the Arrow PyCapsule interface (registering the
-    frame itself would go through pyarrow, whose import alone costs a command a few tenths of a
-    second)."""
+    frame itself would go through pyarrow, whose import alone outweighs a short command's work)."""
 
     def __init__(self, frame: pl.DataFrame) -> None:
         self.frame = frame

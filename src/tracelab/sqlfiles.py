@@ -4,6 +4,7 @@ Installed wheels carry it as `tracelab/sql`; a source checkout has it at the top
 """
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,16 @@ def sql_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError("tracelab's sql/ folder is missing from this installation")
+
+
+def path_literal(path: str | os.PathLike[str]) -> str:
+    """`path` as a SQL string literal, quotes included.
+
+    `COPY ... TO` and `read_parquet` take no bound parameter for a path, so a path is the only
+    text tracelab writes into SQL; it is always tracelab's own (the store's folder, the folder
+    `export` writes), never trace text.
+    """
+    return "'" + os.fspath(path).replace("'", "''") + "'"
 
 
 @cache

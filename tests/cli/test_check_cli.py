@@ -1,4 +1,4 @@
-"""`tracelab check` from the outside: exit codes, formats, saving (cli-and-results.md)."""
+"""`tracelab check` from the outside: exit codes, formats, saving (docs/cli.md §2)."""
 from __future__ import annotations
 
 import json

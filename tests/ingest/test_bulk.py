@@ -361,13 +361,13 @@ def test_an_interrupt_rolls_back_the_open_batch_and_says_what_was_done(store, tm
 
 def test_the_store_is_verified_before_the_first_write_only(tmp_path, monkeypatch):
     """A re-run that finds every file ingested writes nothing, so it does not scan the store
-    (`Store.verify` costs one scan of everything stored); an ingest that writes verifies once."""
+    (`Store._verify` costs one scan of everything stored); an ingest that writes verifies once."""
     from tracelab.store import Store
 
     folder = runs_folder(tmp_path / "runs", 30)
     verified: list[int] = []
-    real = Store.verify
-    monkeypatch.setattr(Store, "verify", lambda self: (verified.append(1), real(self))[1])
+    real = Store._verify
+    monkeypatch.setattr(Store, "_verify", lambda self: (verified.append(1), real(self))[1])
     with open_store(tmp_path / "s.duckdb") as store:
         assert store.ingest([folder]).added == 30
         assert verified == [1]

@@ -1,4 +1,4 @@
-"""`--engine spark` (cli-and-results.md, Scale-out): the same tables, verdicts and exit codes as DuckDB.
+"""`--engine spark` (docs/cli.md §1, Scale-out): the same tables, verdicts and exit codes as DuckDB.
 
 One SparkSession (local[2], tests/spark/conftest.py) serves the whole test run. Every comparison
 is against the DuckDB engine on the same files: a DuckDB store exported to Parquet (`Store.export`, the layout the

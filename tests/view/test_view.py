@@ -1,4 +1,4 @@
-"""`tracelab view`: one self-contained HTML file of a saved check (cli-and-results "`tracelab view`")."""
+"""`tracelab view`: one self-contained HTML file of a saved check (docs/cli.md §2, `tracelab view`)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
--- Where each leak is (cli-and-results "Failure location"): for every (unit, run, string) of
+-- Where each leak is (docs/cli.md §6): for every (unit, run, string) of
 -- loc_leaks, the transcript fragments (the `transcript` view, as must_not_leak searches them:
 -- case-insensitive, a literal substring of one fragment) that hold the string, as
 -- (unit_id, episode_id, needle, step_idx, origin, rank). Never the fragment's text.

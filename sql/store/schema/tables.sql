@@ -111,5 +111,5 @@ CREATE TABLE IF NOT EXISTS check_results (
     passed         BOOLEAN,
     exercised      VARCHAR,
     reason         VARCHAR,
-    step_idx       INTEGER      -- where the failure happened (cli-and-results "Failure location"); NULL: the run as a whole
+    step_idx       INTEGER      -- where the failure happened (docs/cli.md §6); NULL: the run as a whole
 );

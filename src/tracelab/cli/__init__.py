@@ -47,10 +47,10 @@ def _interrupted(ctx: click.Context) -> Interrupted:
 
 
 COMMAND_MODULES = {"ingest": "ingest", "sql": "query", "info": "query", "export": "query", "check": "check",
-                   "cover": "cover", "lint": "cover", "effects": "effects", "generate": "data", "formats": "data",
-                   "demo": "demo", "show": "show", "view": "view"}
+                   "cover": "cover", "lint": "cover", "effects": "effects", "generate": "generate",
+                   "formats": "formats", "demo": "demo", "show": "show", "view": "view"}
 """Each command's module (`tracelab.cli.<module>`, whose COMMANDS hold it): a command imports its
-own module only, not every command's (a few hundredths of a second of a short command's start)."""
+own module only, not every command's (their imports would slow every short command's start)."""
 
 
 class _ErrorBoundary(click.Group):
@@ -110,8 +110,8 @@ def all_commands() -> dict[str, click.Command]:
             if (command := cli.get_command(click.Context(cli), name)) is not None}
 
 
-# At exit, the collector would walk every object of Polars' and DuckDB's modules (a tenth to a
-# quarter of a second, most of a short command's teardown) only to find no garbage worth
+# At exit, the collector would walk every object of Polars' and DuckDB's modules (most of a
+# short command's teardown) only to find no garbage worth
 # collecting in a process that is ending: frozen, they are left to the process's end. Objects
 # still close through their reference counts as before.
 atexit.register(gc.freeze)

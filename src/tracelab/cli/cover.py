@@ -66,13 +66,12 @@ def lint(suite: str, fmt: str, output: str | None, store_path: str | None) -> No
     stored run could have failed. Exit 2 on a refused finding, 1 when only store
     findings remain, 0 when clean.
     """
-    from tracelab.results.cover import lint as sweep
-    from tracelab.results.cover import lint_exit_code, lint_json_dict, render_lint_text
+    from tracelab.results.cover import lint_exit_code, lint_json_dict, lint_report, render_lint_text
 
     _suite_file(suite)
     check_writable(output)
     store = _lint_store(store_path)
-    findings = sweep(suite, store)
+    findings = lint_report(suite, store)
     _write(indented_json(lint_json_dict(findings, suite, store)) if fmt == "json"
            else render_lint_text(findings, suite, store), output)
     sys.exit(lint_exit_code(findings))

@@ -63,12 +63,12 @@ def _declare_effects(store: Store, path: Path) -> None:
 def _check(store: Store, suite: Path) -> None:
     """Run the sample suite and print its report. Failing cases are the point of the demo: exit 0."""
     from tracelab.results.check import check
-    from tracelab.results.cover import coverage_of
+    from tracelab.results.cover import Coverage
     from tracelab.results.report import render_text
 
     run = check(store, suite)
     click.secho(f"== tracelab cover {suite} (what could not have failed)", bold=True)
-    click.echo(coverage_of(run).render_text(full=False), nl=False)
+    click.echo(Coverage(run).render_text(full=False), nl=False)
     click.secho(f"== tracelab check {suite}", bold=True)
     click.echo(render_text(run), nl=False)
 

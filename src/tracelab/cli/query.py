@@ -51,7 +51,7 @@ def sql_command(query: str | None, query_file: str | None, fmt: str, output: str
     sources, check_runs, check_results; views: calls, executed_writes, transcript; macro:
     tool_availability('tool').
     """
-    from tracelab.store import open_store
+    from tracelab.store import open_store, seal
 
     text = _query_text(query, query_file)
     if fmt == "parquet" and output is None:
@@ -59,7 +59,7 @@ def sql_command(query: str | None, query_file: str | None, fmt: str, output: str
     check_writable(output)
     with open_store(store_path, read_only=not write, create=False) as store:
         if not write:
-            store.seal()  # no file, no extension download, no setting changed
+            seal(store)  # no file, no extension download, no setting changed
         frame = store.sql(text)
     _emit(frame, fmt, output)
 

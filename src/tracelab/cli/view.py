@@ -28,8 +28,7 @@ def view(run_id: str | None, output: str, max_runs: int, store_path: str | None)
     """
     # Importing Polars and building the report's rows make tens of thousands of objects, short-
     # lived ones that form no cycle and modules that live as long as the command: the collector,
-    # run every few hundred allocations, would walk them a few hundred times to free nothing
-    # (a tenth of a second at 100k runs).
+    # run every few hundred allocations, would walk them a few hundred times to free nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -60,4 +60,4 @@ def _scoped_transcript() -> str:
     return scoped.replace(head, "CREATE OR REPLACE TEMP VIEW loc_transcript AS")
 
 
-__all__ = ["ArrowStream", "leak_fragments"]
+__all__ = ["leak_fragments"]

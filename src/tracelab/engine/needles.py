@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 RE2_BUDGET = 16_000
 """The largest pattern, in UTF-8 bytes, the prefilter uses. DuckDB builds RE2 with its
 default 8 MiB memory limit, under which a program of more than about 20,000 instructions
-leaves the fast DFA no room: every search then falls back to the NFA, some 30x slower.
+leaves the fast DFA no room: every search then falls back to the much slower NFA.
 A byte of pattern compiles to at most one instruction, so the budget keeps the DFA."""
 
 _NEEDLE_TABLES = {"must_mention": "p_must_mention", "must_not_leak": "p_must_not_leak"}

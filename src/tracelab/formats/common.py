@@ -362,6 +362,13 @@ def result_content(content: Any, where: str) -> tuple[str | None, Any, list[Any]
     return None, content, []
 
 
+def stamp(step: Step, ts: Any) -> Step:
+    """`step` with its `ts` set to `ts` when that is a non-empty string (a record's own time)."""
+    if isinstance(ts, str) and ts:
+        step["ts"] = ts
+    return step
+
+
 def message_step(kind: str, text: str | None, parts: list[Any], extra: Record) -> Step:
     """A `system`/`user`/`assistant` step; non-text `parts` and `extra` keys go to its `meta`."""
     step: Step = {"kind": kind}

@@ -28,6 +28,7 @@ from tracelab.formats.common import (
     records,
     require_list,
     require_object,
+    stamp,
     tool_call_step,
     tool_result_step,
 )
@@ -147,13 +148,13 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
                 else messages([observation.get("input")])
             fresh = given if seen == 0 else [m for m in given[seen:] if m.role == "user"]
             for found in fresh:
-                steps.extend(_stamp(s, start) for s in message_steps(found))
+                steps.extend(stamp(s, start) for s in message_steps(found))
             seen = len(given) + 1
             answer, calls = _output(observation.get("output"))
             turn = (message_steps(answer) if answer is not None else []) + requests.unrecorded(index, calls)
-            steps.extend(_stamp(s, end) for s in turn)
+            steps.extend(stamp(s, end) for s in turn)
             if observation.get("level") == "ERROR":
-                steps.append(_stamp({"kind": "error", "text": _status(observation)}, end))
+                steps.append(stamp({"kind": "error", "text": _status(observation)}, end))
         elif index in tool_positions:
             steps.extend(_tool_steps(observation))
         else:
@@ -161,7 +162,7 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
             step: Step = {"kind": "event", "name": observation.get("name") or str(kind).lower()}
             if data:
                 step["data"] = data
-            steps.append(_stamp(step, start))
+            steps.append(stamp(step, start))
     return steps
 
 
@@ -193,13 +194,13 @@ def _tool_steps(observation: Record) -> list[Step]:
     metadata = observation["metadata"] if isinstance(observation.get("metadata"), dict) else {}
     if isinstance(metadata.get("tool_call_id"), str):
         call_id = metadata["tool_call_id"]
-    call = _stamp(tool_call_step(tool, call_id, observation.get("input")), observation.get("startTime"))
+    call = stamp(tool_call_step(tool, call_id, observation.get("input")), observation.get("startTime"))
     output = observation.get("output")
     text = output if isinstance(output, str) else text_of(output)
     failed = observation.get("level") == "ERROR"
     result = tool_result_step(call_id, tool, text, failed, _status(observation) if failed else None,
                               None, None if text is not None else output)
-    return [call, _stamp(result, observation.get("endTime"))]
+    return [call, stamp(result, observation.get("endTime"))]
 
 
 def _status(observation: Record) -> str | None:
@@ -211,16 +212,10 @@ def _trace_steps(trace: Record) -> list[Step]:
     steps = []
     question, answer = text_of(trace.get("input")), text_of(trace.get("output"))
     if question is not None:
-        steps.append(_stamp(message_step("user", question, [], {}), trace.get("timestamp")))
+        steps.append(stamp(message_step("user", question, [], {}), trace.get("timestamp")))
     if answer is not None:
         steps.append(message_step("assistant", answer, [], {}))
     return steps
-
-
-def _stamp(step: Step, ts: Any) -> Step:
-    if isinstance(ts, str) and ts:
-        step["ts"] = ts
-    return step
 
 
 def _fields(trace: Record, observations: list[Record]) -> Record:

@@ -23,6 +23,7 @@ from tracelab.formats.common import (
     json_text,
     message_step,
     records,
+    stamp,
     tool_call_step,
     tool_result_step,
 )
@@ -171,12 +172,12 @@ def _episode(key: Any, entries: list[tuple[int, int, Record]]) -> Record:
                 turn = message_steps(output) + requests.unrecorded(index, output.calls)
                 steps.extend(_stamped(turn, run.get("end_time")))
             if run.get("error") is not None:
-                steps.append(_stamp({"kind": "error", "text": _error(run)}, run.get("end_time")))
+                steps.append(stamp({"kind": "error", "text": _error(run)}, run.get("end_time")))
         elif kind == "tool":
             steps.extend(_tool_steps(run))
         elif kind == "retriever" and run is not root:
             data = {"inputs": run.get("inputs"), "outputs": run.get("outputs")}
-            steps.append(_stamp({"kind": "event", "name": run.get("name") or "retriever",
+            steps.append(stamp({"kind": "event", "name": run.get("name") or "retriever",
                                  "data": data}, run.get("start_time")))
     return build_episode(_fields(key, root, runs), steps, None)
 
@@ -185,10 +186,10 @@ def _root_steps(root: Record) -> list[Step]:
     steps = []
     text = text_of(root.get("inputs"))
     if text is not None:
-        steps.append(_stamp(message_step("user", text, [], {}), root.get("start_time")))
+        steps.append(stamp(message_step("user", text, [], {}), root.get("start_time")))
     answer = text_of(root.get("outputs"))
     if answer is not None:
-        steps.append(_stamp(message_step("assistant", answer, [], {}), root.get("end_time")))
+        steps.append(stamp(message_step("assistant", answer, [], {}), root.get("end_time")))
     return steps
 
 
@@ -245,7 +246,7 @@ def _tool_call_id(run: Record) -> Any:
 def _tool_steps(run: Record) -> list[Step]:
     call_id = _tool_call_id(run) or run.get("id")
     tool = run.get("name")
-    call = _stamp(tool_call_step(tool, call_id, run.get("inputs")), run.get("start_time"))
+    call = stamp(tool_call_step(tool, call_id, run.get("inputs")), run.get("start_time"))
     outputs = run.get("outputs")
     output = outputs.get("output", outputs) if isinstance(outputs, dict) else outputs
     text = text_of(output) if not isinstance(output, str) else output
@@ -254,7 +255,7 @@ def _tool_steps(run: Record) -> list[Step]:
     value = None if text is not None or output is None else output
     failed = run.get("error") is not None
     result = tool_result_step(call_id, tool, text, failed, _error(run) if failed else None, None, value)
-    return [call, _stamp(result, run.get("end_time"))]
+    return [call, stamp(result, run.get("end_time"))]
 
 
 def _error(run: Record) -> str:
@@ -262,14 +263,8 @@ def _error(run: Record) -> str:
     return error.strip().split("\n")[-1] if isinstance(error, str) and error.strip() else json_text(error)
 
 
-def _stamp(step: Step, ts: Any) -> Step:
-    if isinstance(ts, str) and ts:
-        step["ts"] = ts
-    return step
-
-
 def _stamped(steps: list[Step], ts: Any) -> list[Step]:
-    return [_stamp(step, ts) for step in steps]
+    return [stamp(step, ts) for step in steps]
 
 
 def _fields(key: Any, root: Record, runs: list[Record]) -> Record:

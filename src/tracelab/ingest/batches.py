@@ -15,7 +15,8 @@ BATCH_BYTES = 64 << 20
 STREAM_BATCH_RECORDS = 10_000
 """Records per batch of a file streamed through its own transaction (at most `BATCH_RECORDS`):
 the reading thread and the writer overlap batch by batch, and the first batch is read and the
-last one written alone; at 100k episodes, batches of 10k loaded faster than of 20k or 5k."""
+last one written alone: larger batches overlap less, smaller ones pay a batch's fixed costs
+more often (BENCHMARKS.md, the ingest rows, measure the size chosen)."""
 
 
 VECTOR_ROWS = 2048  # DuckDB's vector size

@@ -67,7 +67,7 @@ def ingest_paths(
             (`TRACELAB_WORKERS`). A library caller that asks for workers must run from a script
             whose top-level code is under ``if __name__ == "__main__":``, as with any
             `multiprocessing` code: a worker imports the caller's main module.
-        before_write: called once, before the first write into the store (`Store.verify`); an
+        before_write: called once, before the first write into the store (`Store._verify`); an
             ingest that writes nothing (every file already ingested) never calls it.
 
     Returns:

@@ -5,7 +5,7 @@ into the documents `sql/ingest/stage.sql` reads, with its canonical JSON. `parse
 `parse_lines` run both over a job of small files or of one file's lines: ingest runs them in
 worker processes when a corpus is large enough to pay for them (`tracelab.ingest.pipeline`, the
 parse pool), else in its reading thread; the result is the same either way. This module
-imports no DuckDB, so that a worker starts in a fraction of a second.
+imports no DuckDB, so that a worker starts quickly (it imports only what parsing needs).
 """
 from __future__ import annotations
 

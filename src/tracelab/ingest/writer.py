@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 
 from tracelab.bulk_insert import insert_arrow
-from tracelab.errors import Interrupted, StoreError
+from tracelab.errors import Interrupted, StoreError, first_line
 from tracelab.ingest.batches import Batch, Failed, File, FileReport, Unit, files_of
 from tracelab.ingest.pairing import pair_steps
 from tracelab.ingest.prepare import raw_text
@@ -109,7 +109,7 @@ class Writer:
             who = (f"{files[0].source.uri}: not loaded" if len(files) == 1 else
                    f"{files[0].source.uri} and {len(files) - 1:,} more files: not loaded")
             them = "it" if len(files) == 1 else "them"
-            raise StoreError(f"{who}, the store could not be written ({_first_line(exc)}); "
+            raise StoreError(f"{who}, the store could not be written ({first_line(exc)}); "
                              f"the files before {them} are stored") from None
         for work in files:
             if len(files) > 1 and not any(b.streamed for b in batches):
@@ -139,7 +139,7 @@ class Writer:
             self._rollback()
             if not _out_of_memory(exc):
                 raise StoreError(f"{work.source.uri}: not loaded, the store could not be written "
-                                 f"({_first_line(exc)})") from None
+                                 f"({first_line(exc)})") from None
             self._fail(work, _memory_message(work, exc))
             return
         self._done(work.report, work.size)
@@ -251,7 +251,7 @@ class Writer:
             "SELECT line, file_no, src_line, eid, action, reason, first_line FROM stage_decide "
             "WHERE action <> 'add'"
         ).fetchall()
-        for line, no, src_line, eid, action, reason, first_line in decisions:
+        for line, no, src_line, eid, action, reason, earlier_line in decisions:
             raw = raw_text(batch.canonical[line])
             if action == "bad":
                 rejected.append((no, src_line, reason, raw))
@@ -262,7 +262,7 @@ class Writer:
                                  "content (use --replace to replace it)", raw))
             elif action == "conflict_file":
                 rejected.append((no, src_line, f"episode_id {eid!r} appears earlier in this file "
-                                 f"(line {first_line}) with different content", raw))
+                                 f"(line {earlier_line}) with different content", raw))
             elif action == "replace":
                 replaced.append(eid)
         if replaced:
@@ -306,17 +306,12 @@ class Writer:
 
 
 def _memory_message(work: File, exc: duckdb.Error) -> str:
-    return (f"{work.source.uri}: not loaded, DuckDB ran out of memory ({_first_line(exc)}); "
+    return (f"{work.source.uri}: not loaded, DuckDB ran out of memory ({first_line(exc)}); "
             "raise TRACELAB_MEMORY_LIMIT or split the file")
 
 
 def _out_of_memory(exc: duckdb.Error) -> bool:
     return isinstance(exc, duckdb.OutOfMemoryException) or "out of memory" in str(exc).lower()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 ROW_TABLES = ("episodes", "steps", "tool_calls", "tool_definitions")

@@ -142,7 +142,7 @@ class Comparison:
 def baseline_document(run: CheckRun) -> dict[str, Any]:
     """What `--export-baseline` writes: per case and assertion, runs, pass and exercised counts and rates."""
     from tracelab import __version__
-    from tracelab.results.cover import coverage_table
+    from tracelab.results.cover import Coverage
 
     entries = [
         {"case": row["case_id"], "assertion": row["assertion_id"], "type": row["assertion_type"],
@@ -151,7 +151,7 @@ def baseline_document(run: CheckRun) -> dict[str, Any]:
          "exercised": {"yes": row["exercised_yes"], "no": row["exercised_no"],
                        "unknown": row["exercised_unknown"]},
          "exercised_rate": row["exercised_rate"]}
-        for row in coverage_table(run).sort("case_id", "assertion_id").iter_rows(named=True)
+        for row in Coverage(run).table.sort("case_id", "assertion_id").iter_rows(named=True)
     ]
     return {"format": FORMAT, "tracelab_version": __version__, "suite": run.suite.name,
             "suite_sha256": run.suite.sha256, "run_id": run.run_id,
@@ -165,9 +165,10 @@ def export_baseline(run: CheckRun, path: str | os.PathLike[str]) -> None:
     Raises:
         UsageError: the file cannot be written.
     """
-    text = json.dumps(baseline_document(run), indent=2, ensure_ascii=False) + "\n"
+    from tracelab.results.report import indented_json
+
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        Path(path).write_bytes(indented_json(baseline_document(run)))
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
 
@@ -197,14 +198,14 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def compare(baseline: dict[str, Any], run: CheckRun, path: str | os.PathLike[str]) -> Comparison:
     """Compare the check `run` with a loaded baseline (see the module docstring for the rules)."""
-    from tracelab.results.cover import coverage_table
+    from tracelab.results.cover import Coverage
 
     before: dict[tuple[str, str], dict[str, Any]] = {}
     for entry in baseline["assertions"]:
         if isinstance(entry, dict) and isinstance(entry.get("case"), str) \
                 and isinstance(entry.get("assertion"), str):
             before.setdefault((entry["case"], entry["assertion"]), entry)
-    now = {(row["case_id"], row["assertion_id"]): row for row in coverage_table(run).iter_rows(named=True)}
+    now = {(row["case_id"], row["assertion_id"]): row for row in Coverage(run).table.iter_rows(named=True)}
     findings: list[Regression] = []
     compared = 0
     for key, row in now.items():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -50,17 +51,33 @@ _REASON = pl.Struct({"reason": pl.Utf8, "runs": pl.UInt32})
 
 @dataclass(frozen=True)
 class Coverage:
-    """What `tracelab cover` shows: the coverage table and the check it was computed from.
+    """What `tracelab cover` shows, for one check: `Coverage(run)` of a check already run (no
+    second evaluation), or `cover(store, suite)`, which runs one.
 
     Attributes:
         run: the (unsaved) check whose verdict rows the table aggregates.
-        table: one row per case and assertion, see `coverage_table`.
-        findings: the static sweep's findings (docs/suites.md §6); `cover` measures anyway.
     """
 
     run: CheckRun
-    table: pl.DataFrame
-    findings: tuple[Finding, ...]
+
+    @cached_property
+    def table(self) -> pl.DataFrame:
+        """One row per case and assertion: counts, exercised rate, status, grouped reasons.
+
+        Columns: case_id, category, assertion_id, assertion_type, runs, passed, failed,
+        exercised_yes, exercised_no, exercised_unknown, exercised_rate (yes / runs; null
+        without runs), status (`STATUSES`), not_exercised_reasons (list of {reason, runs},
+        most frequent first). Rows: never exercised and unchecked first, then rarely
+        exercised, then the rest; suite order within each.
+        """
+        return _table(self.run)
+
+    @cached_property
+    def findings(self) -> tuple[Finding, ...]:
+        """The static sweep's findings (docs/suites.md §6): `cover` measures anyway."""
+        from tracelab.suite import lint_suite
+
+        return tuple(lint_suite(self.run.suite))
 
     def summary(self) -> dict[str, int]:
         """Counts of cases, runs, and assertions per status."""
@@ -131,31 +148,10 @@ def cover(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
 
     run = check(store, suite_path, cases=cases, categories=categories, allow_ineffective=True,
                 save=False)
-    return coverage_of(run)
+    return Coverage(run)
 
 
-def coverage_of(run: CheckRun) -> Coverage:
-    """The coverage of a check already run (no second evaluation)."""
-    from tracelab.suite import lint_suite
-
-    return Coverage(run, coverage_table(run), tuple(lint_suite(run.suite)))
-
-
-def coverage(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
-             cases: list[str] | None = None, categories: list[str] | None = None) -> pl.DataFrame:
-    """The coverage table of `suite_path` over the store (see `coverage_table`)."""
-    return cover(store, suite_path, cases=cases, categories=categories).table
-
-
-def coverage_table(run: CheckRun) -> pl.DataFrame:
-    """Per case and assertion of a check: counts, exercised rate, status, grouped reasons.
-
-    Columns: case_id, category, assertion_id, assertion_type, runs, passed, failed,
-    exercised_yes, exercised_no, exercised_unknown, exercised_rate (yes / runs; null
-    without runs), status (`STATUSES`), not_exercised_reasons (list of {reason, runs},
-    most frequent first). Rows: never exercised and unchecked first, then rarely
-    exercised, then the rest; suite order within each.
-    """
+def _table(run: CheckRun) -> pl.DataFrame:
     verdicts = run.verdicts
     exercised = pl.col("exercised")
     counts = verdicts.group_by("case_id", "assertion_id").agg(
@@ -213,9 +209,10 @@ _LINT_SCHEMA = {"kind": pl.Utf8, "refused": pl.Boolean, "case_id": pl.Utf8, "ass
                 "reason": pl.Utf8}
 
 
-def lint(suite_path: str | os.PathLike[str],
-         store: Store | str | os.PathLike[str] | None = None) -> pl.DataFrame:
-    """The static sweep of docs/suites.md §6, and with a store what the stored runs decide.
+def lint_report(suite_path: str | os.PathLike[str],
+                store: Store | str | os.PathLike[str] | None = None) -> pl.DataFrame:
+    """The findings `tracelab lint` reports: the static sweep's (`tracelab.suite.lint_suite`, which
+    needs no store, docs/suites.md §6), and with a store what the stored runs decide.
 
     Columns: kind, refused, case_id, assertion_id (null for a case-level finding), reason.
     Static findings (`ineffective`, `contradictory`) are refused and come first; with a
@@ -434,6 +431,6 @@ def _sql(name: str) -> str:
     return load_sql(f"results/cover/{name}")
 
 
-__all__ = ["GROUP_COLUMNS", "RARE", "STATUSES", "Coverage", "cover", "coverage", "coverage_matrix",
-           "coverage_table", "executed_writes", "leaks", "lint", "lint_exit_code", "lint_json_dict",
+__all__ = ["GROUP_COLUMNS", "RARE", "STATUSES", "Coverage", "cover", "coverage_matrix",
+           "executed_writes", "leaks", "lint_exit_code", "lint_json_dict", "lint_report",
            "not_exercised_reasons", "pass_rate_by", "render_lint_text", "wilson_interval"]

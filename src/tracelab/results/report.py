@@ -87,8 +87,8 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
 
 
 def where(row: dict[str, Any]) -> str:
-    """A result's run, and its step when one decides it: ``run-000123 step 14`` (cli-and-results
-    "Failure location")."""
+    """A result's run, and its step when one decides it: ``run-000123 step 14`` (docs/cli.md
+    §6)."""
     step, run = row.get("step_idx"), printable(row["episode_id"])
     return run if step is None else f"{run} step {step}"
 
@@ -137,8 +137,9 @@ def render_json(run: CheckRun, suite_path: str | os.PathLike[str], *, all_result
 
 
 def indented_json(document: object) -> bytes:
-    """Indented JSON as UTF-8, non-ASCII as is (orjson: about 10x faster than json on 750k
-    result rows; kept as bytes, since decoding 170 MB only to encode it again costs a second)."""
+    """Indented JSON as UTF-8, non-ASCII as is: the one JSON writer of reports and baselines (orjson,
+    much faster than json on a large result; kept as bytes, since decoding a large document only
+    to encode it again is wasted work)."""
     import orjson
 
     return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"

@@ -7,7 +7,7 @@ work and moves Arrow batches.
 - check / cover: one task per `ep_bucket` partition of the runs opens the Parquet store
   restricted to that partition (`open_store(..., buckets=[b])`) and evaluates the compiled suite
   (`tracelab.engine.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
-  builds case summaries and coverage with the same library code (`build_result`, `coverage_of`).
+  builds case summaries and coverage with the same library code (`build_result`, `Coverage`).
 - ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
   with `Store.ingest` into a task-local DuckDB store and stages Parquet parts. The driver then
   commits chunk by chunk, in order, through the journal of `tracelab.spark.layout`. A chunk whose
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import Interrupted, StoreError, UsageError
 from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_layout, recover, writer_lock
+from tracelab.sqlfiles import path_literal
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,7 +46,7 @@ CHUNK_BYTES = 64 << 20
 Python worker) is small next to its work, small enough to spread a corpus over many executors."""
 TASKS_PER_CORE = 2
 """check/cover tasks per executor core: each task evaluates its share of the `ep_bucket`
-partitions in one evaluation (a task's fixed cost, about a second, is paid once per task)."""
+partitions in one evaluation (a task's fixed cost, a DuckDB store and a Python worker, is paid once per task)."""
 TIMINGS: dict[str, float] = {}
 """Where the last `check` / `ingest` spent its time (benchmarks/spark_bench.py reads it)."""
 WAVE_TASKS = 8
@@ -205,11 +206,11 @@ def cover(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None,
           master: str | None = None) -> Coverage:
     """`tracelab.results.cover.cover` on Spark: one evaluation (nothing saved), aggregated by the library."""
-    from tracelab.results.cover import coverage_of
+    from tracelab.results.cover import Coverage
 
     run = check(store, suite_path, cases=cases, categories=categories, allow_ineffective=True,
                 save=False, master=master)
-    return coverage_of(run)
+    return Coverage(run)
 
 
 def _parallelism(spark: Any) -> int:
@@ -564,16 +565,11 @@ class _Rewrites:
                 new = self.staging / folder / f"{old.stem}-r{self.chunk:06d}{uuid.uuid4().hex[:6]}.parquet"
                 new.parent.mkdir(parents=True, exist_ok=True)
                 con.execute(f"COPY (SELECT * FROM read_parquet($file, hive_partitioning = {hive}) "
-                            f"WHERE NOT ({where})) TO '{_literal(new)}' (FORMAT parquet)",
+                            f"WHERE NOT ({where})) TO {path_literal(new)} (FORMAT parquet)",
                             {"file": name, **params})
                 self.deleted.append(old)
                 self.written.append(new)
 
 
 def _list_literal(paths: list[str]) -> str:
-    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
-
-
-def _literal(path: Path) -> str:
-    # COPY takes no bound parameter for its target; the path is ours (the store's staging folder)
-    return str(path).replace("'", "''")
+    return "[" + ", ".join(path_literal(p) for p in paths) + "]"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from tracelab.errors import UsageError
+from tracelab.errors import UsageError, first_line
 
 SCHEMES = {"s3a": "s3", "s3n": "s3", "s3": "s3", "gs": "gs", "gcs": "gs", "hdfs": "hdfs", "viewfs": "hdfs",
            "abfs": "abfs", "abfss": "abfs"}
@@ -73,7 +73,7 @@ def filesystem(url: str) -> tuple[Any, str]:
         fs, path = pafs.FileSystem.from_uri(f"{scheme}://{parts.netloc}{parts.path}")
         return fs, path
     except (OSError, ValueError, ImportError) as exc:
-        raise UsageError(f"{url}: the {scheme} file system is not available here ({_first_line(exc)})") from None
+        raise UsageError(f"{url}: the {scheme} file system is not available here ({first_line(exc)})") from None
 
 
 def list_files(url: str) -> list[tuple[str, int]]:
@@ -95,7 +95,7 @@ def list_files(url: str) -> list[tuple[str, int]]:
             raise UsageError(f"{url}: no such file or folder")
         found = fs.get_file_info(pafs.FileSelector(path.rstrip("/"), recursive=True))
     except OSError as exc:
-        raise UsageError(f"{url}: cannot be listed ({_first_line(exc)})") from None
+        raise UsageError(f"{url}: cannot be listed ({first_line(exc)})") from None
     prefix = path.rstrip("/") + "/"
     files = sorted((f.path[len(prefix):], f.size) for f in found if f.type == pafs.FileType.File)
     return [(f"{base}/{relative}", size) for relative, size in files]
@@ -118,11 +118,6 @@ def _pyarrow_fs() -> Any:
     import importlib
 
     return importlib.import_module("pyarrow.fs")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 __all__ = ["SCHEMES", "fetch", "filesystem", "is_remote", "list_files", "local_path"]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tracelab.results.saved import RESULT_COLUMNS
 from tracelab.spark.layout import FLAT, PARTITIONED
 from tracelab.spark.paths import fetch, is_remote
+from tracelab.sqlfiles import path_literal
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -151,7 +152,7 @@ def _stage(con: Any, staging: Path, chunk: int, buckets: int) -> list[str]:
         con.execute(
             f"COPY (SELECT *, (hash(episode_id) % {int(buckets)})::INTEGER AS ep_bucket FROM {table} "
             "WHERE episode_id IN (SELECT episode_id FROM episodes WHERE ingested_at IS NOT NULL)) "
-            f"TO '{_literal(staging / table)}' (FORMAT parquet, PARTITION_BY (ep_bucket), "
+            f"TO {path_literal(staging / table)} (FORMAT parquet, PARTITION_BY (ep_bucket), "
             f"FILENAME_PATTERN '{name}_{{i}}', OVERWRITE_OR_IGNORE true)")
     for table in FLAT:
         count = con.execute(f"SELECT count(*) FROM {table} WHERE ingested_at IS NOT NULL").fetchall()[0][0]
@@ -159,13 +160,10 @@ def _stage(con: Any, staging: Path, chunk: int, buckets: int) -> list[str]:
             continue
         (staging / table).mkdir(parents=True, exist_ok=True)
         con.execute(f"COPY (SELECT * FROM {table} WHERE ingested_at IS NOT NULL) "
-                    f"TO '{_literal(staging / table / (name + '.parquet'))}' (FORMAT parquet)")
+                    f"TO {path_literal(staging / table / (name + '.parquet'))} (FORMAT parquet)")
     return sorted(p.relative_to(staging).as_posix() for p in staging.rglob(f"{name}*.parquet"))
 
 
-def _literal(path: Path) -> str:
-    # COPY takes no bound parameter for its target; the path is ours (the store's staging folder)
-    return str(path).replace("'", "''")
 
 
 def evaluate_bucket(store: str, buckets: Sequence[int], suite: Suite, cases: list[str] | None,

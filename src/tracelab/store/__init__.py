@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from tracelab.errors import Interrupted, StoreError, UsageError, interruptible, is_interrupt
-from tracelab.sqlfiles import load_sql, run_script, sql_dir
+from tracelab.errors import Interrupted, StoreError, UsageError, first_line, interruptible, is_interrupt
+from tracelab.sqlfiles import load_sql, path_literal, run_script, sql_dir
 
 if TYPE_CHECKING:
     import polars as pl
@@ -82,8 +82,24 @@ class Store:
     def ingest(self, paths: Sequence[str | os.PathLike[str] | Input], format: str = "auto", *,
                replace: bool = False,
                progress: Callable[[FileReport, int], None] | None = None, workers: int = 0) -> IngestReport:
-        """Load trace files, folders or globs (see `tracelab.ingest.pipeline.ingest_paths`, and its
-        `workers` for the caveat of worker processes)."""
+        """Load trace files, folders or globs into the store, each file wholly or not at all.
+
+        Args:
+            paths: files, folders (read recursively) and glob patterns.
+            format: ``auto`` (detected per file) or a format name (`tracelab formats`).
+            replace: read files again even when already ingested, and replace stored runs whose
+                content differs, instead of quarantining them.
+            progress: called after each file with its report and its size in bytes.
+            workers: processes that parse a large input (0 or 1: a thread of this process); see
+                `tracelab.ingest.pipeline.ingest_paths` for the caveat of worker processes.
+
+        Returns:
+            The per-file reports, in input order (`added`, `count(status)`).
+
+        Raises:
+            StoreError: the store is read-only, damaged, or refused a write.
+            Interrupted: Ctrl-C; the store holds exactly the files reported done.
+        """
         from tracelab.ingest.pipeline import ingest_paths
 
         if self.read_only:
@@ -93,7 +109,7 @@ class Store:
             # the store is verified before the first write, not up front: a re-run that finds
             # every file already ingested writes nothing and reads only `sources`
             return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress,
-                                workers=workers, before_write=self.verify)
+                                workers=workers, before_write=self._verify)
         except duckdb.Error as exc:
             if is_damage(exc):  # met while looking files up in `sources`
                 raise damaged_store_error(exc, self.path) from None
@@ -101,19 +117,25 @@ class Store:
 
     @property
     def effects(self) -> Effects:
-        """The store's tool-effect registry (docs/trace-format.md §6): list, set, unset, load, unknown."""
+        """The store's tool-effect registry (docs/trace-format.md §6): `list`, `set`, `unset`, `load`
+        (a YAML/JSON file of `{tool or glob: read|write}`) and `unknown` (tools called with no
+        known effect, most called first)."""
         from tracelab.store.effects import Effects
 
         return Effects(self)
 
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pl.DataFrame:
-        """Run one query with bound parameters; the result as a Polars DataFrame.
+        """Run one query with bound parameters (``?`` or ``$name``); the result as a Polars DataFrame.
 
         On a read-only store (a Parquet folder, or a file opened read-only) only reading
         statements run (`READ_STATEMENTS`); anything else is refused before it runs. Nor does
         such a query touch any file or URL (`read_text`, `read_csv`, `glob`...): from the first
         query on, the store's connection has no file access, for good (DuckDB cannot give it
         back), so `export` a read-only store before querying it.
+
+        Raises:
+            UsageError: a SQL error (its first line), or a writing statement on a read-only store.
+            StoreError: the store is damaged.
         """
         # Imported before the query runs: DuckDB imports them itself once the query has started,
         # and a Ctrl-C or SIGTERM that lands inside that import is lost (the query runs on).
@@ -128,13 +150,13 @@ class Store:
         except duckdb.Error as exc:
             if is_damage(exc):
                 raise damaged_store_error(exc, self.path) from None
-            raise UsageError(f"SQL error: {_first_line(exc)}") from None
+            raise UsageError(f"SQL error: {first_line(exc)}") from None
 
-    def verify(self) -> None:
+    def _verify(self) -> None:
         """Read every block of every table once, so that a damaged store is refused before
         anything is written into it (DuckDB checks a block's checksum only when it reads it).
 
-        Costs one scan of the store: about 0.3 s per 20,000 stored runs.
+        Costs one scan of the store, which grows with what it holds.
 
         Raises:
             StoreError: a block is damaged or cannot be read.
@@ -148,12 +170,6 @@ class Store:
                 self.con.execute(f"SELECT {hashed} FROM {table}").fetchall()
         except duckdb.Error as exc:
             raise damaged_store_error(exc, self.path) from None
-
-    def seal(self) -> None:
-        """From here on, no file access and no setting changed (read-only `tracelab sql`: a
-        logging sink that writes files would abort DuckDB with external access off)."""
-        self._lock_files()
-        self.con.execute("SET lock_configuration = true")
 
     def _lock_files(self) -> None:
         # Locked at the first query rather than at open: `export` writes files through the same
@@ -220,19 +236,26 @@ class Store:
                 (out / table / "ep_bucket=0").mkdir(parents=True, exist_ok=True)
                 self.con.execute(
                     f"COPY (SELECT * FROM {table} LIMIT 0) "
-                    f"TO '{_sql_path(target + '/ep_bucket=0/data_0.parquet')}' (FORMAT parquet)"
+                    f"TO {path_literal(target + '/ep_bucket=0/data_0.parquet')} (FORMAT parquet)"
                 )
             elif table in PARTITIONED:
                 self.con.execute(
                     f"COPY (SELECT *, (hash(episode_id) % 16)::INTEGER AS ep_bucket FROM {table}) "
-                    f"TO '{_sql_path(target)}' (FORMAT parquet, PARTITION_BY (ep_bucket))"
+                    f"TO {path_literal(target)} (FORMAT parquet, PARTITION_BY (ep_bucket))"
                 )
             else:
                 Path(target).mkdir(exist_ok=True)
                 self.con.execute(
-                    f"COPY {table} TO '{_sql_path(target + '/data.parquet')}' (FORMAT parquet)"
+                    f"COPY {table} TO {path_literal(target + '/data.parquet')} (FORMAT parquet)"
                 )
         return counts
+
+
+def seal(store: Store) -> None:
+    """From here on, no file access and no setting changed on `store` (read-only `tracelab sql`: a
+    logging sink that writes files would abort DuckDB with external access off)."""
+    store._lock_files()
+    store.con.execute("SET lock_configuration = true")
 
 
 def _readable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
@@ -264,17 +287,6 @@ def _swap_in(staging: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _sql_path(path: str) -> str:
-    # COPY takes no bound parameter for its target; a path is the only text we put in SQL,
-    # and it is ours (the user's folder), quoted as a string literal.
-    return path.replace("'", "''")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
 def quote_identifier(name: str) -> str:
     """`name` as a double-quoted SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
@@ -298,9 +310,9 @@ def damaged_store_error(exc: duckdb.Error, path: Path | None = None) -> StoreErr
     """
     store = f"{path}: " if path is not None else ""
     if is_damage(exc):
-        return StoreError(f"{store}the store is damaged or unreadable ({_first_line(exc)}); "
+        return StoreError(f"{store}the store is damaged or unreadable ({first_line(exc)}); "
                           "restore it from a backup, or ingest the traces into a new store")
-    kind = _first_line(exc).split(":", 1)[0] if ":" in _first_line(exc) else type(exc).__name__
+    kind = first_line(exc).split(":", 1)[0] if ":" in first_line(exc) else type(exc).__name__
     return StoreError(f"{store}reading the store failed with a DuckDB {kind} (its message is not shown: "
                       "it may quote stored trace text)")
 
@@ -407,7 +419,7 @@ def _open_error(target: Path, exc: duckdb.Error, *, waited: float = 0) -> StoreE
         then = (f"still busy after waiting {waited:g} s; try again later" if waited
                 else "wait for it to finish and try again")
         return StoreError(f"{target} is busy: it is locked by {who} (another tracelab or DuckDB session); {then}")
-    return StoreError(f"{target} cannot be opened as a tracelab store: {_first_line(exc)}")
+    return StoreError(f"{target} cannot be opened as a tracelab store: {first_line(exc)}")
 
 
 def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> str:
@@ -442,7 +454,7 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> str:
             con.rollback()
             raise
     except duckdb.Error as exc:
-        raise StoreError(f"{target} cannot be initialised: {_first_line(exc)}") from None
+        raise StoreError(f"{target} cannot be initialised: {first_line(exc)}") from None
     return SCHEMA_VERSION
 
 
@@ -531,12 +543,12 @@ def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
         con.execute("INSERT INTO tracelab_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         _create_views(con)
         # The data is read through Arrow: SQL run on this store needs no file access at all, and
-        # gets none from its first query on (`Store.sql`, `Store.seal`); until then `export` may
+        # gets none from its first query on (`Store.sql`, `seal`); until then `export` may
         # write the store elsewhere (docs/cli.md §1: a Parquet store stays exportable).
     except (duckdb.Error, OSError, ValueError) as exc:
         con.close()
-        raise StoreError(f"{folder} cannot be read as a Parquet store: {_first_line(exc)}") from None
+        raise StoreError(f"{folder} cannot be read as a Parquet store: {first_line(exc)}") from None
     return Store(folder, con, read_only=True, parquet=True)
 
 
-__all__ = ["Store", "open_store", "default_store_path", "SCHEMA_VERSION", "sql_dir"]
+__all__ = ["Store", "open_store", "default_store_path", "seal", "SCHEMA_VERSION", "sql_dir"]

@@ -97,7 +97,7 @@ class Effects:
         if self._store.read_only:
             kind = "a Parquet store" if self._store.parquet else "a store opened read-only"
             raise StoreError(f"{self._store.path}: {kind} is read-only; declare effects in a DuckDB file store")
-        self._store.verify()  # as ingest does: a damaged store is refused before anything is written
+        self._store._verify()  # as ingest does: a damaged store is refused before anything is written
         return self._store.con
 
 

@@ -1,4 +1,4 @@
-"""`tracelab view`: a saved check as one self-contained HTML file (cli-and-results "`tracelab view`").
+"""`tracelab view`: a saved check as one self-contained HTML file (docs/cli.md §2, `tracelab view`).
 
 `build_report` reads the saved check into a `Report` (a handful of set-based queries whatever
 the corpus size): its counts from the rows `tracelab check` saved for it (`saved.VIEW_TABLES`),

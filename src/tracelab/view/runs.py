@@ -184,7 +184,7 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
 
 def _unordered(query: str) -> str:
     """sql/view/show/steps.sql without its ORDER BY: the report orders the steps where it writes them,
-    and sorting every step's whole text first costs a tenth of the read."""
+    and sorting every step's whole text first would be a sizeable share of the read."""
     head, order = query.rsplit("ORDER BY", 1)
     assert order.split() == ["s.episode_id,", "s.idx"], order
     return head
@@ -201,7 +201,7 @@ def _lower_escapes(text: str) -> str:
 def _table(con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, tuple[str, list[Any]]]) -> None:
     """Temp table `name` from Python lists, a column each (name -> (SQL type, values)), with no
     frame library in between: each list is bound as one JSON document (a list of tens of
-    thousands of values binds several times faster so than as a list) and unnested side by side."""
+    thousands of values binds faster so than as a list) and unnested side by side."""
     import orjson
 
     select = ", ".join(f"unnest(from_json(${column}, '[\"{kind}\"]')) AS {column}"

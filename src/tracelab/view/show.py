@@ -2,7 +2,7 @@
 and, against a saved check, the results it failed and where.
 
 Against a check, a field that holds a string the check found leaked is withheld: the field
-says which string it held, never its text (cli-and-results "Failure location"). Fields are
+says which string it held, never its text (docs/cli.md §6). Fields are
 found the way `must_not_leak` searches (the `transcript` view's fragments, case-insensitive),
 and a plain case-insensitive search of the field's stored text besides.
 """

@@ -1,4 +1,4 @@
-"""`tracelab generate` and `tracelab formats`."""
+"""`tracelab generate`: a synthetic corpus in one of the input formats."""
 from __future__ import annotations
 
 import click
@@ -20,16 +20,4 @@ def generate(out: str, episodes: int, seed: int, as_format: str) -> None:
     click.echo(f"wrote {stats.episodes:,} episodes ({stats.steps:,} steps, {stats.bytes:,} bytes) to {out}")
 
 
-@click.command()
-def formats() -> None:
-    """List the input formats, what each maps, and what it cannot know."""
-    from tracelab.formats import all_formats
-
-    for module in all_formats():
-        click.secho(module.name, bold=True)
-        click.echo(f"  {module.summary}")
-        click.echo(f"  maps: {module.maps}")
-        click.echo(f"  cannot know: {module.unknown}")
-
-
-COMMANDS = [generate, formats]
+COMMANDS = [generate]
