@@ -24,10 +24,10 @@ demo: $(VENV)/.installed
 	$(BIN)/tracelab demo --store $(DEMO_STORE) sample_traces
 
 ## test: create .venv with the test extras, type-check the library (mypy), run the test suite (slow tests excluded)
-## on every CPU (pytest-xdist; a test file stays on one worker, so Spark's tests share one JVM)
+## on every CPU (pytest-xdist; a test file stays on one worker, so Spark's tests share one JVM); -rs prints why each skipped test skipped
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m mypy src/tracelab
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -rs -n auto --dist loadfile
 
 ## browser: Debian's Chromium for the report's browser test (tests/view/test_browser.py fails without it)
 browser:

@@ -14,7 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tracelab.store import Store
+from tests.conftest import REPO
+from tracelab.store import Store, open_store
 
 BOM = b"\xef\xbb\xbf"
 
@@ -196,3 +197,34 @@ def mutated_json(draw: st.DrawFn, value: Any) -> Any:
 def encode(value: Any, ascii_only: bool) -> bytes:
     """One JSON line; non-ASCII written raw when not `ascii_only` (lone surrogates as CESU bytes)."""
     return json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", errors="surrogatepass")
+
+
+# --- shared by the reliability tests of issue 14 ---------------------------------------------------
+
+SAMPLES = REPO / "sample_traces"
+SUITE = SAMPLES / "suite.yaml"
+KEY = "sk-live-Qx81PAYMENTS"
+
+
+def one_line_error(err: str) -> bool:
+    """A single ``error: ...`` line: no traceback, no click ``Aborted!``."""
+    return err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err and "Aborted" not in err
+
+
+def suite_file(folder: Path, assertions: str, name: str = "suite.yaml", select: str = "") -> Path:
+    """A one-case suite (case `c`) with these assertions (YAML list items)."""
+    path = folder / name
+    path.write_text("suite: s\nmin_cases: 1\ncases:\n  - id: c\n    expect: {must_not_leak: [never-there]}\n"
+                    + (f"    select: {select}\n" if select else "")
+                    + "    assertions:\n" + textwrap.indent(textwrap.dedent(assertions).strip("\n"), "      ")
+                    + "\n", encoding="utf-8")
+    return path
+
+
+def ingested(folder: Path, *runs: dict, name: str = "s.duckdb") -> Path:
+    traces = folder / f"{name}.jsonl"
+    traces.write_text("".join(json.dumps(r) + "\n" for r in runs), encoding="utf-8")
+    store = folder / name
+    with open_store(store) as opened:
+        opened.ingest([traces])
+    return store
