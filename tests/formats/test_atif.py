@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tracelab.formats import atif
 from tracelab.formats.base import Source
-from tracelab.formats.common import RecordError
+from tracelab.formats.values import RecordError
 from tracelab.ingest.prepare import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "atif"

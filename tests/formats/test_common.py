@@ -11,20 +11,18 @@ from hypothesis import strategies as st
 
 from tracelab.formats import anthropic, openai_chat, openai_responses
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
-    RecordError,
+from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
     episode_fields,
-    first_record,
-    json_text,
-    records,
     result_content,
     tool_call_step,
     tool_definition,
     tool_result_step,
 )
+from tracelab.formats.records import first_record, records
+from tracelab.formats.values import RecordError, json_text
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tracelab.formats import inspect_log
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import RecordError
+from tracelab.formats.values import RecordError
 from tracelab.ingest.prepare import detect_format
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from tests.formats.span_builders import ROOT, TRACE, calls, chat, record, respon
 from tracelab.errors import DataError
 from tracelab.formats import openinference, otlp
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import records
+from tracelab.formats.records import records
 
 OTHER = "0af7651916cd43dd8448eb211c80319c"
 U = said("user", "Refund order 8812")

@@ -1,6 +1,6 @@
 """Input formats: one reader per format, and the registry, in `tracelab formats` and auto-detection order.
 
-Owns turning one input file's records into native episode dicts (`base`, `common`, `spans`
+Owns turning one input file's records into native episode dicts (`base`, `records`, `episodes`, `values`, `spans`
 and one module per format); nothing here touches a store. May import: the foundation modules
 (`tracelab.errors`, `sqlfiles`, `frames`, `bulk_insert`, `native_keys`, `globs`,
 `documents`) only.

@@ -17,7 +17,8 @@ from typing import Any
 
 from tracelab.formats import openai_chat
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import Record, RecordError, first_record, map_items, records
+from tracelab.formats.records import first_record, map_items, records
+from tracelab.formats.values import Record, RecordError
 
 name = "agentdojo"
 summary = "AgentDojo runs (Invariant export): a header line, then one {messages, metadata} per line"

@@ -9,27 +9,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
     episode_fields,
-    first_record,
-    map_records,
     message_step,
-    require_list,
-    require_object,
-    rest,
     result_content,
     tool_call_step,
     tool_definition,
     tool_list,
     tool_result_step,
-    type_of,
 )
+from tracelab.formats.records import first_record, map_records
+from tracelab.formats.values import Record, RecordError, Step, require_list, require_object, rest, type_of
 
 name = "anthropic"
 summary = "Anthropic Messages logs: {messages, system?, tools?, id?, metadata?} per line"

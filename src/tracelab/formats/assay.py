@@ -15,18 +15,15 @@ from datetime import datetime, timezone
 from typing import Any
 
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
-from tracelab.formats.common import (
+from tracelab.formats.episodes import (
     LABEL_KEYS,
-    Record,
-    RecordError,
-    Step,
     build_episode,
     label_fields,
     message_step,
-    rest,
     tool_call_step,
     tool_result_step,
 )
+from tracelab.formats.values import Record, RecordError, Step, rest
 
 name = "assay"
 summary = "Assay trace V2: JSON Lines of episode_start / step / tool_call / episode_end events"

@@ -11,26 +11,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
-    first_record,
     label_fields,
-    map_records,
     message_step,
-    require_list,
-    require_object,
-    rest,
     result_content,
     result_failed,
     tool_call_step,
     tool_definition,
     tool_result_step,
 )
+from tracelab.formats.records import first_record, map_records
+from tracelab.formats.values import Record, RecordError, Step, require_list, require_object, rest
 
 name = "atif"
 summary = "ATIF trajectories (Harbor): {schema_version: ATIF-v1.x, session_id, agent, steps}"

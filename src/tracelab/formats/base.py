@@ -527,7 +527,7 @@ class Adapter(Protocol):
 
     def claims(self, source: Source) -> bool:
         """True when this adapter reads the file, from its name or the record `first_record`
-        (common.first_record) returns; auto-detection asks once per sampled record, with
+        (records.first_record) returns; auto-detection asks once per sampled record, with
         `Source.sniffed` set to it (docs/formats.md, Auto-detection)."""
 
     def episodes(self, source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:

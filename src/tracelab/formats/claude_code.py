@@ -29,24 +29,17 @@ from typing import Any
 
 from tracelab.errors import DataError
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
-    first_record,
-    is_json_document,
     message_step,
-    optional_string,
-    require_object,
-    rest,
     result_content,
     tool_call_step,
     tool_result_step,
-    type_of,
 )
+from tracelab.formats.records import first_record, is_json_document
+from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, rest, type_of
 
 name = "claude-code"
 summary = "Claude Code session JSONL (~/.claude/projects/*/*.jsonl): one entry per line"

@@ -18,22 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
-    build_episode,
-    content_text,
-    first_record,
-    is_json_document,
-    message_step,
-    optional_string,
-    require_object,
-    rest,
-    tool_call_step,
-    tool_result_step,
-    type_of,
-)
+from tracelab.formats.episodes import build_episode, content_text, message_step, tool_call_step, tool_result_step
+from tracelab.formats.records import first_record, is_json_document
+from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, rest, type_of
 
 name = "codex"
 summary = "Codex CLI rollout JSONL (~/.codex/sessions/**/rollout-*.jsonl): {timestamp, type, payload}"

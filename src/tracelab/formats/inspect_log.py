@@ -17,19 +17,10 @@ from typing import Any, BinaryIO
 
 from tracelab.errors import DataError
 from tracelab.formats.base import RECORD_LIMIT, BadJSON, Quarantined, Source, parse_json, too_large
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    build_episode,
-    first_record,
-    is_json_document,
-    raw_json,
-    records,
-    require_list,
-    require_object,
-    rest,
-)
+from tracelab.formats.episodes import build_episode
 from tracelab.formats.inspect_steps import sample_steps, seconds
+from tracelab.formats.records import first_record, is_json_document, raw_json, records
+from tracelab.formats.values import Record, RecordError, require_list, require_object, rest
 
 name = "inspect"
 summary = "Inspect AI eval logs: a .json log or a .eval archive, one episode per sample and epoch"

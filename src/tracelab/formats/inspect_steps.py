@@ -20,22 +20,16 @@ from collections.abc import Callable, Container
 from datetime import datetime
 from typing import Any, TypeGuard
 
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     assistant_turn,
     content_text,
-    json_text,
     message_step,
-    require_list,
-    require_object,
-    rest,
     result_content,
     tool_call_step,
     tool_definition,
     tool_result_step,
 )
+from tracelab.formats.values import Record, RecordError, Step, json_text, require_list, require_object, rest
 
 SCORER_TYPES = frozenset({"scorer", "scorers"})
 DENIED_ERRORS = frozenset({"approval"})

@@ -14,25 +14,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
+from tracelab.formats.episodes import (
     LABEL_KEYS,
-    Record,
-    RecordError,
-    Step,
     build_episode,
-    first_record,
     label_fields,
-    map_items,
     message_step,
-    optional_string,
-    records,
-    require_list,
-    require_object,
     stamp,
     tool_call_step,
     tool_result_step,
 )
 from tracelab.formats.observed import Requests, message, message_steps, messages, text_of
+from tracelab.formats.records import first_record, map_items, records
+from tracelab.formats.values import Record, RecordError, Step, optional_string, require_list, require_object
 
 name = "langfuse"
 summary = "Langfuse trace exports: {id, name, input, output, observations: [...]} per trace"

@@ -14,20 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
-    build_episode,
-    first_record,
-    json_text,
-    message_step,
-    records,
-    stamp,
-    tool_call_step,
-    tool_result_step,
-)
+from tracelab.formats.episodes import build_episode, message_step, stamp, tool_call_step, tool_result_step
 from tracelab.formats.observed import Requests, message, message_steps, messages, text_of
+from tracelab.formats.records import first_record, records
+from tracelab.formats.values import Record, RecordError, Step, json_text
 
 name = "langsmith"
 summary = "LangSmith run exports: runs {id, run_type, trace_id, parent_run_id, inputs, outputs, ...}"

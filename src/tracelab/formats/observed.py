@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracelab.formats.common import Record, Step, content_text, message_step, tool_call_step
+from tracelab.formats.episodes import content_text, message_step, tool_call_step
+from tracelab.formats.values import Record, Step
 
 ROLES = {
     "user": "user", "human": "user", "HumanMessage": "user",

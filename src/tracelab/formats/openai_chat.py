@@ -11,29 +11,21 @@ from typing import Any
 
 from tracelab.formats import anthropic, openai_responses
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
     episode_fields,
-    first_record,
-    is_json_document,
-    map_records,
     message_step,
-    require_list,
-    require_object,
-    rest,
     result_content,
     result_failed,
     tool_call_step,
     tool_definition,
     tool_list,
     tool_result_step,
-    type_of,
 )
+from tracelab.formats.records import first_record, is_json_document, map_records
+from tracelab.formats.values import Record, RecordError, Step, require_list, require_object, rest, type_of
 
 name = "openai-chat"
 summary = "OpenAI Chat Completions message logs: {messages, tools?, id?, metadata?} or a bare array"

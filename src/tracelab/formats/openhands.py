@@ -15,23 +15,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     build_episode,
     content_text,
     episode_fields,
-    first_record,
-    map_records,
     message_step,
-    require_list,
-    require_object,
     tool_call_step,
     tool_list,
     tool_result_step,
 )
 from tracelab.formats.openai_chat import chat_tool_definition
+from tracelab.formats.records import first_record, map_records
+from tracelab.formats.values import Record, RecordError, Step, require_list, require_object
 
 name = "openhands"
 summary = "OpenHands evaluation output.jsonl: {instance_id, metadata, history (events), ...} per line"

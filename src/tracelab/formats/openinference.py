@@ -23,16 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
-from tracelab.formats.common import (
-    LABEL_KEYS,
-    Record,
-    RecordError,
-    first_record,
-    optional_string,
-    require_list,
-    require_object,
-    tool_definition,
-)
+from tracelab.formats.episodes import LABEL_KEYS, tool_definition
 from tracelab.formats.otlp import (
     ERROR_CODES,
     hex_id,
@@ -41,6 +32,7 @@ from tracelab.formats.otlp import (
     resource_spans,
     span_events,
 )
+from tracelab.formats.records import first_record
 from tracelab.formats.spans import (
     INFERENCE,
     TOOL,
@@ -52,6 +44,7 @@ from tracelab.formats.spans import (
     read_content,
     span_episodes,
 )
+from tracelab.formats.values import Record, RecordError, optional_string, require_list, require_object
 
 name = "openinference"
 summary = "OpenInference spans as Phoenix exports them (span JSON Lines, or OTLP JSON)"

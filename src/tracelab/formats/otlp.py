@@ -14,17 +14,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    content_text,
-    first_record,
-    json_text,
-    optional_string,
-    require_list,
-    require_object,
-    tool_definition,
-)
+from tracelab.formats.episodes import content_text, tool_definition
+from tracelab.formats.records import first_record
 from tracelab.formats.spans import (
     INFERENCE,
     TOOL,
@@ -36,6 +27,7 @@ from tracelab.formats.spans import (
     read_content,
     span_episodes,
 )
+from tracelab.formats.values import Record, RecordError, json_text, optional_string, require_list, require_object
 
 name = "otlp"
 summary = "OpenTelemetry OTLP JSON Lines ({resourceSpans} per line) with GenAI semantic conventions"

@@ -38,22 +38,16 @@ import orjson
 
 from tracelab.errors import DataError
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
     message_step,
-    optional_string,
-    raw_json,
-    records,
-    require_list,
-    require_object,
     tool_call_step,
     tool_result_step,
 )
+from tracelab.formats.records import raw_json, records
+from tracelab.formats.values import Record, RecordError, Step, optional_string, require_list, require_object
 from tracelab.native_keys import CALL_STEP
 
 TOOL = "tool"

@@ -18,22 +18,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
-from tracelab.formats.common import (
-    Record,
-    RecordError,
-    Step,
+from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
     episode_fields,
-    map_items,
     message_step,
-    require_list,
-    require_object,
-    rest,
     tool_call_step,
     tool_result_step,
 )
+from tracelab.formats.records import map_items
+from tracelab.formats.values import Record, RecordError, Step, require_list, require_object, rest
 
 name = "swe-agent"
 summary = "SWE-agent .traj files: {trajectory, history, info, replay_config?}, one run per file"

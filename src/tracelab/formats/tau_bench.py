@@ -13,7 +13,8 @@ from typing import Any
 
 from tracelab.formats import openai_chat
 from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.common import Record, RecordError, Step, first_record, map_records
+from tracelab.formats.records import first_record, map_records
+from tracelab.formats.values import Record, RecordError, Step
 
 name = "tau-bench"
 summary = "tau-bench trajectories: a .json array of {task_id, trial, reward, info, traj}"

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from tracelab.formats.common import LABEL_KEYS
+from tracelab.formats.episodes import LABEL_KEYS
 
 Record = dict[str, Any]
 

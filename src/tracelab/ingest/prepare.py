@@ -28,7 +28,7 @@ from tracelab.formats.base import (
     parse_json,
     too_large,
 )
-from tracelab.formats.common import plain_text_only, sample_records
+from tracelab.formats.records import plain_text_only, sample_records
 from tracelab.native_keys import EPISODE_KEYS, STEP_KEYS
 
 Entry = tuple[int, "Prepared"] | tuple[int, str, str | None]
