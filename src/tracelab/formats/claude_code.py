@@ -40,6 +40,7 @@ from tracelab.formats.common import (
     is_json_document,
     message_step,
     optional_string,
+    readable_timestamp,
     require_object,
     result_content,
     tool_call_step,
@@ -372,8 +373,9 @@ def _episode(files: list[_File]) -> tuple[Record, Conflicts]:
         own = []
         for step in entry.steps:
             step = dict(step)
-            if isinstance(entry.record.get("timestamp"), str):
-                step["ts"] = entry.record["timestamp"]
+            ts = readable_timestamp(entry.record.get("timestamp"))
+            if ts is not None:
+                step["ts"] = ts
             if extra:
                 step["meta"] = {**step.get("meta", {}), **extra}
             own.append(step)
@@ -465,7 +467,7 @@ def _fields(files: list[_File], records: list[Record]) -> Record:
     model = _first(records, _model)
     if model is not None:
         fields["model"] = model
-    stamps = [r["timestamp"] for r in records if isinstance(r.get("timestamp"), str)]
+    stamps = [r["timestamp"] for r in records if readable_timestamp(r.get("timestamp"))]
     if stamps:
         fields["started_at"], fields["ended_at"] = stamps[0], stamps[-1]
     meta: Record = {}

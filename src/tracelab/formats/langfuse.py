@@ -25,6 +25,7 @@ from tracelab.formats.common import (
     map_items,
     message_step,
     optional_string,
+    readable_timestamp,
     records,
     require_list,
     require_object,
@@ -63,15 +64,23 @@ TRACE_KEYS = ("id", "name", "timestamp", "input", "output", "userId", "tags", "r
               "observations", "metadata")
 
 
+IDS_ONLY = "observations are ids only: export the trace with its observations"
+
+
 def has_markers(record: Any) -> bool:
     """A trace whose `observations` list holds an observation of a Langfuse type (or is
     empty, with the trace's own `timestamp`)."""
     if not isinstance(record, dict) or not isinstance(record.get("observations"), list):
         return False
     observations = record["observations"]
-    if not observations:
+    if not observations or _ids_only(observations):  # a trace listed without its observations
         return "timestamp" in record and "id" in record
     return isinstance(observations[0], dict) and _is_type(observations[0].get("type"))
+
+
+def _ids_only(observations: list[Any]) -> bool:
+    """Observations as the trace list returns them: their ids, not the observations."""
+    return bool(observations) and all(isinstance(o, str) for o in observations)
 
 
 def _is_type(value: Any) -> bool:
@@ -110,6 +119,8 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
     trace = require_object(record, "the trace")
     if not isinstance(trace.get("id"), str) or not trace["id"]:
         raise RecordError("the trace has no string `id`")
+    if isinstance(trace.get("observations"), list) and _ids_only(trace["observations"]):
+        raise RecordError(IDS_ONLY)
     observations = [
         require_object(o, f"observations[{i}]")
         for i, o in enumerate(require_list(trace.get("observations"), "observations"))
@@ -218,7 +229,7 @@ def _trace_steps(trace: Record) -> list[Step]:
 
 
 def _stamp(step: Step, ts: Any) -> Step:
-    if isinstance(ts, str) and ts:
+    if readable_timestamp(ts):
         step["ts"] = ts
     return step
 
@@ -231,9 +242,9 @@ def _fields(trace: Record, observations: list[Record]) -> Record:
         fields.setdefault("agent", trace["name"])
     if isinstance(trace.get("release"), str):
         fields.setdefault("agent_version", trace["release"])
-    if isinstance(trace.get("timestamp"), str):
+    if readable_timestamp(trace.get("timestamp")):
         fields["started_at"] = trace["timestamp"]
-    ends = [o["endTime"] for o in observations if isinstance(o.get("endTime"), str)]
+    ends = [o["endTime"] for o in observations if readable_timestamp(o.get("endTime"))]
     if ends:
         fields["ended_at"] = max(ends)
     model = next((o["model"] for o in observations

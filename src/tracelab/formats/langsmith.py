@@ -22,6 +22,8 @@ from tracelab.formats.common import (
     first_record,
     json_text,
     message_step,
+    raw_json,
+    readable_timestamp,
     records,
     tool_call_step,
     tool_result_step,
@@ -66,8 +68,27 @@ def has_markers(record: Any) -> bool:
 
 
 def claims(source: Source) -> bool:
-    """A first record (line, or `.json` array element) that is a run (`has_markers`)."""
-    return has_markers(first_record(source))
+    """A first record (line, or `.json` array element, or the first run of a runs query page
+    ``{"runs": [...], "cursors": ...}``) that is a run (`has_markers`)."""
+    record = first_record(source)
+    if _is_page(record):
+        record = record["runs"][0] if record["runs"] else None
+    return has_markers(record)
+
+
+def _is_page(record: Any) -> bool:
+    """A page of the runs query API: ``{"runs": [...], "cursors": ...}``, read like an array."""
+    return isinstance(record, dict) and isinstance(record.get("runs"), list) and "run_type" not in record
+
+
+def _runs(source: Source) -> Iterator[tuple[int, Any, bytes | str | None] | Quarantined]:
+    """`records`, with the runs of a page as records of their own (numbered from 1)."""
+    for item in records(source):
+        if not isinstance(item, Quarantined) and _is_page(item[1]):
+            for position, run in enumerate(item[1]["runs"], start=1):
+                yield position, run, raw_json(run)
+        else:
+            yield item
 
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
@@ -76,7 +97,7 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
     lines: dict[Any, int] = {}
     keys: dict[Any, Any] = {}  # run id -> trace key, for runs without trace_id
     position = 0
-    for item in records(source):
+    for item in _runs(source):
         if isinstance(item, Quarantined):
             yield item
             continue
@@ -263,7 +284,7 @@ def _error(run: Record) -> str:
 
 
 def _stamp(step: Step, ts: Any) -> Step:
-    if isinstance(ts, str) and ts:
+    if readable_timestamp(ts):
         step["ts"] = ts
     return step
 
@@ -281,8 +302,9 @@ def _fields(key: Any, root: Record, runs: list[Record]) -> Record:
         fields["model"] = model
     for source, target in (("start_time", "started_at"), ("end_time", "ended_at"),
                            ("reference_example_id", "case_id")):
-        if isinstance(root.get(source), str) and root[source]:
-            fields[target] = root[source]
+        value = root.get(source)
+        if isinstance(value, str) and value and (target == "case_id" or readable_timestamp(value)):
+            fields[target] = value
     if root.get("error") is not None:
         fields["error"] = _error(root)
         fields["termination"] = "error"
