@@ -9,6 +9,7 @@ import duckdb
 
 from tracelab.bulk_insert import insert_arrow
 from tracelab.errors import Interrupted, StoreError
+from tracelab.formats.common import json_text
 from tracelab.ingest.batches import Batch, Failed, File, FileReport, Unit, files_of
 from tracelab.ingest.pairing import pair_steps
 from tracelab.ingest.prepare import raw_text
@@ -211,6 +212,8 @@ class Writer:
             "ingested_at": [self.ingested_at] * len(ending),
             "file_size": [w.source.stat[0] if w.source.stat else None for w in ending],
             "file_mtime_ns": [w.source.stat[1] if w.source.stat else None for w in ending],
+            "unread": [json_text(w.report.unread, sort_keys=True) if w.report.unread else None
+                       for w in ending],
         })
 
     def _load_batch(self, batch: Batch) -> None:
