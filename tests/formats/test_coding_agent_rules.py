@@ -274,3 +274,21 @@ def test_a_langfuse_trace_of_observation_ids_is_quarantined_with_its_reason(stor
     assert (report.files[0].format, report.quarantined) == ("langfuse", 1)
     assert store.sql("SELECT reason FROM quarantine").item() == \
         "observations are ids only: export the trace with its observations"
+
+
+def test_a_store_written_before_sources_unread_opens_and_gains_it(tmp_path: Path) -> None:
+    import duckdb
+
+    from tracelab.store import open_store
+
+    path = tmp_path / "old.duckdb"
+    with open_store(path):
+        pass
+    con = duckdb.connect(str(path))
+    con.execute("ALTER TABLE sources DROP COLUMN unread")
+    con.close()
+    rollout = _rollout(tmp_path, _user("hi"), extra=[
+        {"timestamp": "2026-11-30T10:00:02.000Z", "type": "world_state", "payload": {}}])
+    with open_store(path) as store:
+        store.ingest([rollout], format="codex")
+        assert json.loads(store.sql("SELECT unread FROM sources").item()) == {"world_state": 1}
