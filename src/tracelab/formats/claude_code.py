@@ -65,6 +65,12 @@ maps = (
     "interruptions, meta entries -> events; isApiErrorMessage -> error step; timestamp -> ts, "
     "first/last -> started_at/ended_at; agent claude-code, version -> agent_version, first "
     "assistant model -> model; cwd, gitBranch, slug, sessions, summaries -> meta"
+    "; <session>/subagents/agent-*.jsonl is linked by its folder's name too; a sub-agent "
+    "without its own file: its agent_progress copies -> its steps (meta.from_progress); an "
+    "entry without text -> no assistant step (its thinking -> the next step's meta.parts, "
+    "else event 'thinking'); output = the last main-chain answer (events and sidechain steps "
+    "after it do not count), input = the first main-chain user message; a uuid repeated with "
+    "different content -> both copies quarantined (docs/formats.md)"
 )
 unknown = (
     "tool definitions (Claude Code does not log its tool list: tools_declared = false) and "
@@ -73,6 +79,9 @@ unknown = (
     "(whole file contents of edits) are not kept; bookkeeping lines (file-history-snapshot, "
     "queue-operation, progress, ...) add no step; a file of only summary lines (older "
     "versions) holds no session and yields nothing"
+    "; bookkeeping lines (permission-mode, mode, ai-title, last-prompt, "
+    "file-history-snapshot, queue-operation, harness-state system lines) add no step; lines "
+    "of unknown types add no step and are counted in sources.unread"
 )
 
 CONVERSATION = ("user", "assistant", "system")
@@ -140,9 +149,12 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
     if not own.entries or own.head is None:
         return
     episode, conflicts = _group_episode(source.path, own)
-    for line, reason in conflicts.get(source.path, []):
+    clashing = conflicts.get(source.path, [])
+    for line, reason in clashing:
         yield Quarantined(line, reason)
-    yield own.entries[0].line, episode
+    lines = [e.line for e in own.entries if e.line not in {line for line, _ in clashing}]
+    if lines:
+        yield lines[0], episode
 
 
 # -- one file ------------------------------------------------------------------------------

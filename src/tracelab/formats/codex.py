@@ -55,6 +55,12 @@ maps = (
     "-> event 'reasoning'; compacted -> event 'compact'; event_msg: turn_aborted -> event, "
     "error -> error step, token_count -> meta.total_tokens (the others repeat response items); "
     "timestamp -> ts, last -> ended_at; agent codex"
+    "; injected user items (<turn_aborted>, <subagent_notification>, skills) -> event; "
+    "apply_patch output saying the patch failed -> error; every *_call item -> a tool_call "
+    "named without the suffix (web_search_call -> web_search, action as args; its status as "
+    "result when it has no call_id) and its *_output -> its result; unreadable timestamps -> "
+    "NULL; lines of unknown types (world_state, ...) add no step and are counted in "
+    "sources.unread; 2025 rollouts (no session_meta) are read"
 )
 unknown = (
     "tool definitions (the rollout does not record the tool list: tools_declared = false) and "
