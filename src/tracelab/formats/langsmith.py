@@ -10,10 +10,14 @@ end of the file in the order their first run appeared.
 """
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from tracelab.formats.base import Quarantined, Source
+from tracelab.errors import DataError
+from tracelab.formats.base import Quarantined, Source, display_path
 from tracelab.formats.common import (
     Record,
     RecordError,
@@ -92,20 +96,50 @@ def _runs(source: Source) -> Iterator[tuple[int, Any, bytes | str | None] | Quar
 
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
-    """The traces of the file, each once all its runs are read; a bad run is quarantined."""
+    """The traces of the file, each once all its runs are read; a bad run is quarantined.
+
+    A trace whose runs are also in other export files of the same folder (pages of one
+    export) is one episode of all its runs, the same whichever of the files it is read from:
+    ingest stores it once and skips it as identical for the other files.
+    """
+    read = _read(source)
+    yield from read.bad
+    elsewhere = _elsewhere(source, set(read.traces))
+    for key, trace in read.traces.items():
+        files = elsewhere.get(key)
+        try:
+            if files:
+                own = os.path.abspath(source.location)
+                trace = _merged(key, {own: trace, **{p: _read_other(p).get(key, []) for p in files}})
+            yield read.lines[key], _episode(key, trace)
+        except RecordError as exc:
+            yield Quarantined(read.lines[key], f"trace {json_text(key)[:80]}: {exc}", None)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A file's runs by trace (``(position, line, run)``), each trace's first line, its bad records."""
+
+    traces: dict[Any, list[tuple[int, int, Record]]]
+    lines: dict[Any, int]
+    bad: list[Quarantined]
+
+
+def _read(source: Source) -> _Read:
     traces: dict[Any, list[tuple[int, int, Record]]] = {}
     lines: dict[Any, int] = {}
+    bad: list[Quarantined] = []
     keys: dict[Any, Any] = {}  # run id -> trace key, for runs without trace_id
     position = 0
     for item in _runs(source):
         if isinstance(item, Quarantined):
-            yield item
+            bad.append(item)
             continue
         line, record, raw = item
         runs = _flatten(record) if isinstance(record, dict) else [record]
         problem = next(filter(None, map(_problem, runs)), None)
         if problem is not None:
-            yield Quarantined(line, problem, raw)
+            bad.append(Quarantined(line, problem, raw))
             continue
         for run in runs:
             key = _trace_key(run, keys)
@@ -113,11 +147,84 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
             traces.setdefault(key, []).append((position, line, run))
             lines.setdefault(key, line)
             position += 1
-    for key, trace in traces.items():
+    return _Read(traces, lines, bad)
+
+
+# -- pages of one trace in several files ---------------------------------------------------------
+
+
+def _elsewhere(source: Source, wanted: set[Any]) -> dict[Any, list[str]]:
+    """The other export files of the source's folder that hold runs of its traces, by trace."""
+    folder = os.path.dirname(os.path.abspath(source.location))
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return {}
+    found: dict[Any, list[str]] = {}
+    own = os.path.abspath(source.location)
+    for path, keys in _folder_traces(folder, mtime).items():
+        if path != own:
+            for key in keys & wanted:
+                found.setdefault(key, []).append(path)
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _folder_traces(folder: str, mtime_ns: int) -> dict[str, frozenset[Any]]:
+    """The trace keys of every LangSmith export file of a folder (cached while it is unchanged)."""
+    traces = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    for name in names:
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path) or not Source(path).stem_name.endswith((".json", ".jsonl")):
+            continue
         try:
-            yield lines[key], _episode(key, trace)
-        except RecordError as exc:
-            yield Quarantined(lines[key], f"trace {json_text(key)[:80]}: {exc}", None)
+            if claims(Source(path)):
+                traces[path] = frozenset(_read_other(path))
+        except (DataError, OSError):  # an unreadable neighbour is reported when it is ingested itself
+            continue
+    return traces
+
+
+def _read_other(path: str) -> dict[Any, list[tuple[int, int, Record]]]:
+    """Another export file's runs by trace (the last few read are kept while unchanged)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return {}
+    return _read_cached(path, info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_cached(path: str, mtime_ns: int, size: int) -> dict[Any, list[tuple[int, int, Record]]]:
+    try:
+        return _read(Source(path)).traces
+    except (DataError, OSError):
+        return {}
+
+
+def _merged(key: Any, by_file: dict[str, list[tuple[int, int, Record]]]) -> list[tuple[int, int, Record]]:
+    """One trace's runs from several files, files in path order, each run once by id.
+
+    A run id found in two files with different content is a conflict: a file can claim another
+    export's trace, so the trace is not stored (`RecordError` naming both files)."""
+    seen: dict[Any, tuple[str, Record]] = {}
+    merged: list[tuple[int, int, Record]] = []
+    for path in sorted(by_file):
+        for _, line, run in by_file[path]:
+            earlier = seen.get(run["id"])
+            if earlier is not None:
+                if earlier[1] != run:
+                    raise RecordError(f"a run of this trace is in {display_path(earlier[0])} and "
+                                      f"{display_path(path)} with different content; neither file's "
+                                      "version is kept")
+                continue
+            seen[run["id"]] = (path, run)
+            merged.append((len(merged), line, run))
+    return merged
 
 
 def _problem(record: Any) -> str | None:
