@@ -49,6 +49,8 @@ maps = (
     "result; level ERROR -> status error, statusMessage as error). SPAN, EVENT and the other "
     "types -> event step (name, data: input/output). Without generations the trace's input "
     "and output give the user and assistant steps"
+    "; a trace whose observations are ids only is quarantined: 'observations are ids only: "
+    "export the trace with its observations'"
 )
 unknown = (
     "tool definitions (tools_declared = false) and effects; denied calls (Langfuse records a "

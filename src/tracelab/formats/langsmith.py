@@ -50,6 +50,10 @@ maps = (
     "tool_call (name, inputs as args, call id from the ToolMessage or metadata, else the run "
     "id) + tool_result at end_time (outputs.output text or outputs as result; error -> status "
     "error). Without llm runs the root's inputs/outputs give the user and assistant steps"
+    "; a runs query page {runs: [...], cursors} is read like an array; the runs of one trace "
+    "in several export files of one folder (pages) are one episode, each run once by id (a "
+    "run repeated with other content: the trace is quarantined naming both files); unreadable"
+    " timestamps -> NULL"
 )
 unknown = (
     "tool definitions (runs rarely keep them: tools_declared = false) and effects; denied "
