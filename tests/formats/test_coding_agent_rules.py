@@ -233,9 +233,10 @@ def test_codex_a_patch_that_did_not_apply_is_a_failed_call(store: Store, tmp_pat
     path = _rollout(tmp_path, _user("edit"),
                     {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": patch},
                     {"type": "custom_tool_call_output", "call_id": "c1",
-                     "output": "apply_patch verification failed: Failed to find expected lines in a.py"})
+                     "output": "apply_patch verification failed: Failed to find expected lines in a.py:\n-x"})
     store.ingest([path], format="codex")
-    assert store.sql("SELECT tool_name, status FROM tool_calls").rows() == [("apply_patch", "error")]
+    assert store.sql("SELECT tool_name, status, error FROM tool_calls").rows() == [
+        ("apply_patch", "error", "apply_patch verification failed: Failed to find expected lines in a.py:")]
 
 
 def test_codex_every_call_item_is_a_call_with_its_result(store: Store, tmp_path: Path) -> None:
@@ -292,3 +293,21 @@ def test_a_store_written_before_sources_unread_opens_and_gains_it(tmp_path: Path
     with open_store(path) as store:
         store.ingest([rollout], format="codex")
         assert json.loads(store.sql("SELECT unread FROM sources").item()) == {"world_state": 1}
+
+
+def test_a_session_opening_with_queue_operation_lines_is_claimed_and_grouped(tmp_path: Path) -> None:
+    from tracelab.ingest.prepare import detect_format
+
+    project = tmp_path / "p"
+    opening = [{"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-11-30T10:00:00.000Z",
+                "sessionId": SESSION, "content": "fix it"},
+               {"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-11-30T10:00:00.001Z",
+                "sessionId": SESSION}]
+    main = _write(project / f"{SESSION}.jsonl", [*opening, _cc("u1", "user", "fix it")])
+    sub = _write(project / "agent-b1.jsonl", [
+        {**_cc("c1x", "user", "look"), "isSidechain": True, "agentId": "b1"},
+        {**_cc("c2xx", "assistant", [{"type": "text", "text": "seen"}], "c1x"), "isSidechain": True,
+         "agentId": "b1"}])
+    assert detect_format(Source(main)) is claude_code
+    assert _one(main) == _one(sub)
+    assert _kinds(_one(main)) == ["user", "user", "assistant"]

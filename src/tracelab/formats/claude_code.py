@@ -91,6 +91,11 @@ BOOKKEEPING = frozenset({
 })
 """Entry types that hold no conversation: they add no step (summaries go to meta; `progress`
 copies of a sub-agent's entries are its steps when its own file is absent)."""
+SESSION_BOOKKEEPING = frozenset({
+    "queue-operation", "permission-mode", "last-prompt", "ai-title", "custom-title", "agent-name",
+})
+"""Bookkeeping lines that carry the session's `sessionId` and a type name only Claude Code
+writes: a file may open with one (`has_markers`)."""
 SYSTEM_EVENTS = frozenset({"compact_boundary", "local_command", "informational", "api_error"})
 """`system` subtypes that are part of the conversation (an event step); the others record
 harness state (`stop_hook_summary`, `turn_duration`, `session_start`, ...) and add no step."""
@@ -125,7 +130,9 @@ HEAD_LINES = 64
 
 def has_markers(record: Any) -> bool:
     """True for an entry only Claude Code writes: a conversation entry with `sessionId` and
-    `parentUuid`, a `summary` with its `leafUuid`, or a file-history snapshot."""
+    `parentUuid`, a `summary` with its `leafUuid`, a file-history snapshot, or a session
+    bookkeeping line with its `sessionId` (a session started with `-p` opens with
+    `queue-operation` lines)."""
     if not isinstance(record, dict):
         return False
     kind = record.get("type")
@@ -133,6 +140,8 @@ def has_markers(record: Any) -> bool:
         return isinstance(record.get("sessionId"), str) and "parentUuid" in record
     if kind == "summary":
         return "leafUuid" in record
+    if kind in SESSION_BOOKKEEPING:
+        return isinstance(record.get("sessionId"), str)
     return kind == "file-history-snapshot" and "snapshot" in record
 
 

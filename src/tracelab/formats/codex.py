@@ -318,12 +318,14 @@ def _patch_args(args: Record) -> Record:
 def _result(item: Record, tool: str | None) -> Step:
     output = item.get("output")
     text, failed, exit_code = _output(output)
-    if tool == PATCH_TOOL and text is not None and any(s in text[:400] for s in PATCH_FAILED):
-        failed = True  # the patch was not applied: a failed call
+    unapplied = tool == PATCH_TOOL and text is not None and any(s in text[:400] for s in PATCH_FAILED)
+    failed = failed or unapplied  # a patch that was not applied is a failed call
     step = tool_result_step(item.get("call_id"), tool, text, failed)
     if text is not None and DENIED in text:
         step["status"] = "denied"
         step["error"] = text.split("\n", 1)[0]
+    elif unapplied and exit_code is None:
+        step["error"] = text.split("\n", 1)[0] if text else None
     elif failed:
         step["error"] = f"exit code {exit_code}" if exit_code is not None else text
     if exit_code is not None:
