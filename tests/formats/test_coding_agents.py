@@ -325,9 +325,9 @@ def test_codex_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None:
                     {"timestamp": "x", "type": "response_item", "payload": []},
                     output(["k1", "k1"], "ok"),  # found by the adapter fuzz test: a list id crashed
                     rollout_line("response_item", {"type": "message", "role": "user", "content": "Hi."}))
+    # a line of a type the adapter does not know (line 3) is counted, not quarantined
+    # (docs/formats.md, Coding-agent sessions: forward compatibility)
     assert [(i.line, i.reason) for i in items if isinstance(i, Quarantined)][1:] == [
-        (3, "type 'mystery' is not a rollout line type (session_meta, response_item, event_msg, "
-            "turn_context, compacted)"),
         (4, "payload is a list, not an object"),
         (5, "payload.call_id is a list, not a string"),
     ]

@@ -30,6 +30,7 @@ FOLDER_FORMATS = {
     "swe_agent_traj": "swe-agent",
     "openhands_multi_swe_bench": "openhands",
     "inspect_ai_logs": "inspect",
+    "coding_agents": None,  # <format>/<repository>/...: read by the format it is filed under
 }
 TRACE_SUFFIXES = {".json", ".jsonl", ".traj", ".eval"}
 SWE_REJECTED_EDIT = "Your proposed edit has introduced new syntax error(s)"
@@ -147,6 +148,11 @@ def _folder(uri: str) -> str:
     return Path(uri).resolve().relative_to(REAL.resolve()).parts[0]
 
 
+def _folder_format(uri: str) -> str:
+    parts = Path(uri).resolve().relative_to(REAL.resolve()).parts
+    return FOLDER_FORMATS[parts[0]] or parts[1]
+
+
 def test_nothing_is_quarantined(ingested) -> None:
     store, report = ingested
     assert report.quarantined == 0
@@ -168,7 +174,7 @@ def test_every_trace_file_is_read_by_its_folders_format(ingested) -> None:
     loaded = [f for f in report.files if f.status != "not-a-trace"]
     assert {f.status for f in loaded} == {"loaded"}
     assert [(f.path, f.format) for f in loaded] == [
-        (f.path, FOLDER_FORMATS[_folder(f.path)]) for f in loaded]
+        (f.path, _folder_format(f.path)) for f in loaded]
     assert {_folder(f.path) for f in loaded} == set(FOLDER_FORMATS)
 
 

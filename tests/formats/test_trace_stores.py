@@ -99,7 +99,8 @@ def test_langfuse_sample_and_traces_without_observations(store, write_jsonl) -> 
                     ("cancel-hotel", "cancel_booking", "error")]
     ids_only = {"id": "x", "timestamp": "2026-11-18T08:00:00Z", "observations": ["o1", "o2"]}
     [bad] = list(langfuse.episodes(Source(write_jsonl([ids_only]))))
-    assert isinstance(bad, Quarantined) and bad.reason == "observations[0] is a string, not an object"
+    assert isinstance(bad, Quarantined)
+    assert bad.reason == "observations are ids only: export the trace with its observations"
 
 
 def test_each_claims_its_sample_and_no_other_format_does() -> None:

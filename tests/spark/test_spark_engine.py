@@ -68,6 +68,12 @@ def _corpus(tmp: Path) -> Path:
     shutil.copytree(SAMPLES, root / "samples", ignore=shutil.ignore_patterns("*.yaml", "*.md"))
     for part in range(2):
         generate(root / "generated" / f"part-{part}.jsonl", 20, seed=part)
+    # a rollout of a newer Codex version: its unknown line types land in `sources.unread` on both engines
+    _write(root / "drift" / "rollout-2026-11-30T10-00-00-019f.jsonl",
+           {"timestamp": "2026-11-30T10:00:00Z", "type": "session_meta", "payload": {"id": "drift-1"}},
+           {"timestamp": "2026-11-30T10:00:01Z", "type": "world_state", "payload": {"full": True}},
+           {"timestamp": "2026-11-30T10:00:02Z", "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}})
     return root
 
 

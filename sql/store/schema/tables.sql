@@ -86,7 +86,10 @@ CREATE TABLE IF NOT EXISTS sources (
     -- the file's size and modification time when it was read: a re-run skips a file whose
     -- path, size and time are unchanged without reading it (sql/ingest/recorded.sql)
     file_size     BIGINT,
-    file_mtime_ns BIGINT
+    file_mtime_ns BIGINT,
+    -- records of types its adapter does not know (a newer version's), by type: {"world_state": 3}
+    -- (docs/formats.md, Coding-agent sessions: forward compatibility); NULL when none
+    unread        JSON
 );
 
 CREATE TABLE IF NOT EXISTS check_runs (

@@ -121,8 +121,11 @@ def _file_line(report: FileReport, _bytes: int) -> None:
     if report.status == "loading":
         click.echo(f"loading {report.path} ({report.format}): {report.added} added so far", err=True)
     elif report.status == "loaded":
+        from tracelab.results.summary import unread_text
+
+        drift = f"; {unread_text(report.unread)}" if report.unread else ""
         click.echo(f"loaded {report.path} ({report.format}): {report.added} added, "
-                   f"{report.skipped} skipped, {report.quarantined} quarantined", err=True)
+                   f"{report.skipped} skipped, {report.quarantined} quarantined{drift}", err=True)
 
 
 def _print_report(report: IngestReport, quiet: bool) -> None:
@@ -139,6 +142,10 @@ def _print_report(report: IngestReport, quiet: bool) -> None:
         f" ({report.count('already-ingested')} already ingested, {report.count('not-a-trace')} not traces,"
         f"{_not_files(report)} {report.count('failed')} failed)"
     )
+    from tracelab.results.summary import merge_unread, unread_line
+
+    for fmt, counts in merge_unread((f.format, f.unread) for f in report.files).items():
+        click.echo(unread_line(fmt, counts))
     if report.quarantined and not quiet:
         click.echo('see them: tracelab sql "SELECT source_uri, line, reason FROM quarantine"', err=True)
 

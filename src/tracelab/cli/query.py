@@ -193,7 +193,7 @@ def render_table(frame: pl.DataFrame, *, color: bool) -> str:
 def info(fmt: str, store_path: str | None) -> None:
     """Counts per table, formats, agents and quarantine size."""
     from tracelab.results.report import indented_json, printable
-    from tracelab.results.summary import summarize
+    from tracelab.results.summary import summarize, unread_line
     from tracelab.store import open_store
 
     with open_store(store_path, read_only=True, create=False) as store:
@@ -204,7 +204,8 @@ def info(fmt: str, store_path: str | None) -> None:
             "formats": [{"format": k, "files": v} for k, v in summary.formats],
             "agents": [{"agent": k, "episodes": v} for k, v in summary.agents],
             "tools_declared": summary.declared, "tools_unknown": summary.undeclared,
-            "executed_writes": summary.writes, "calls_with_unknown_effect": summary.unknown_effect}))
+            "executed_writes": summary.writes, "calls_with_unknown_effect": summary.unknown_effect,
+            "unread": summary.unread}))
         return
     click.echo(f"store: {printable(summary.store)}")
     for table, count in summary.tables.items():
@@ -216,6 +217,8 @@ def info(fmt: str, store_path: str | None) -> None:
     unknown = summary.unknown_effect
     click.echo(f"executed writes: {summary.writes:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
                "an unknown effect" + (": see `tracelab effects unknown`" if unknown else ""))
+    for fmt, counts in summary.unread.items():
+        click.echo(unread_line(fmt, counts))
     if summary.tables["quarantine"]:
         click.echo('quarantine: tracelab sql "SELECT source_uri, line, reason FROM quarantine"')
 

@@ -8,6 +8,7 @@ effects, de-duplication, quarantine rows, atomicity) once, for all formats.
 """
 from __future__ import annotations
 
+import collections
 import errno
 import functools
 import gzip
@@ -169,6 +170,10 @@ class Source:
         """What adapters compute once per file (a `.json` file's parsed document)."""
         self.stat: tuple[int, int] | None = None
         """The file's size and modification time (ns) just before it was read."""
+        self.unread: collections.Counter[str] = collections.Counter()
+        """Records of a type its adapter does not know (a newer version's), by type: they add
+        no step and are not quarantined, and `sources.unread` counts them (docs/formats.md,
+        Coding-agent sessions: forward compatibility)."""
 
     @functools.cached_property
     def path(self) -> Path:

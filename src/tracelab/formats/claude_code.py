@@ -28,18 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from tracelab.errors import DataError
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import BadJSON, Quarantined, Source, display_path, parse_json
 from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
     content_text,
     message_step,
+    readable_timestamp,
     result_content,
     tool_call_step,
     tool_result_step,
 )
 from tracelab.formats.records import first_record, is_json_document
-from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, rest, type_of
+from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, type_of
 
 name = "claude-code"
 summary = "Claude Code session JSONL (~/.claude/projects/*/*.jsonl): one entry per line"
@@ -58,6 +59,12 @@ maps = (
     "interruptions, meta entries -> events; isApiErrorMessage -> error step; timestamp -> ts, "
     "first/last -> started_at/ended_at; agent claude-code, version -> agent_version, first "
     "assistant model -> model; cwd, gitBranch, slug, sessions, summaries -> meta"
+    "; <session>/subagents/agent-*.jsonl is linked by its folder's name too; a sub-agent "
+    "without its own file: its agent_progress copies -> its steps (meta.from_progress); an "
+    "entry without text -> no assistant step (its thinking -> the next step's meta.parts, "
+    "else event 'thinking'); output = the last main-chain answer (events and sidechain steps "
+    "after it do not count), input = the first main-chain user message; a uuid repeated with "
+    "different content -> both copies quarantined (docs/formats.md)"
 )
 unknown = (
     "tool definitions (Claude Code does not log its tool list: tools_declared = false) and "
@@ -66,14 +73,31 @@ unknown = (
     "(whole file contents of edits) are not kept; bookkeeping lines (file-history-snapshot, "
     "queue-operation, progress, ...) add no step; a file of only summary lines (older "
     "versions) holds no session and yields nothing"
+    "; bookkeeping lines (permission-mode, mode, ai-title, last-prompt, "
+    "file-history-snapshot, queue-operation, harness-state system lines) add no step; lines "
+    "of unknown types add no step and are counted in sources.unread"
 )
 
 CONVERSATION = ("user", "assistant", "system")
 BOOKKEEPING = frozenset({
     "summary", "file-history-snapshot", "queue-operation", "progress", "custom-title", "tag",
-    "pr-link", "last-prompt", "attachment", "agent-name",
+    "pr-link", "last-prompt", "attachment", "agent-name", "permission-mode", "mode", "ai-title",
 })
-"""Entry types that hold no conversation: they add no step (summaries go to meta)."""
+"""Entry types that hold no conversation: they add no step (summaries go to meta; `progress`
+copies of a sub-agent's entries are its steps when its own file is absent)."""
+SESSION_BOOKKEEPING = frozenset({
+    "queue-operation", "permission-mode", "last-prompt", "ai-title", "custom-title", "agent-name",
+})
+"""Bookkeeping lines that carry the session's `sessionId` and a type name only Claude Code
+writes: a file may open with one (`has_markers`)."""
+SYSTEM_EVENTS = frozenset({"compact_boundary", "local_command", "informational", "api_error"})
+"""`system` subtypes that are part of the conversation (an event step); the others record
+harness state (`stop_hook_summary`, `turn_duration`, `session_start`, ...) and add no step."""
+HARNESS_SUBTYPES = frozenset({
+    "stop_hook_summary", "turn_duration", "session_start", "hook_summary", "away_summary",
+    "bridge_status", "scheduled_task_fire", "microcompact_boundary",
+})
+"""`system` subtypes known to record harness state: no step, and not counted as unread."""
 ENVELOPE = (
     "type", "uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "cwd",
     "version", "gitBranch", "slug", "userType", "isSidechain", "agentId", "requestId", "message",
@@ -91,13 +115,18 @@ DENIED_PERMISSION = re.compile(r"^Permission to use .* has been denied")
 COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 INTERRUPTED = "[Request interrupted by user"
+THINKING = "thinking"
+"""The event of an assistant entry without text: its thinking, carried to the next step of the
+same model turn when there is one (`_Thinking`)."""
 HEAD_LINES = 64
 """Lines read from each file of a project folder to find the session it belongs to."""
 
 
 def has_markers(record: Any) -> bool:
     """True for an entry only Claude Code writes: a conversation entry with `sessionId` and
-    `parentUuid`, a `summary` with its `leafUuid`, or a file-history snapshot."""
+    `parentUuid`, a `summary` with its `leafUuid`, a file-history snapshot, or a session
+    bookkeeping line with its `sessionId` (a session started with `-p` opens with
+    `queue-operation` lines)."""
     if not isinstance(record, dict):
         return False
     kind = record.get("type")
@@ -105,6 +134,8 @@ def has_markers(record: Any) -> bool:
         return isinstance(record.get("sessionId"), str) and "parentUuid" in record
     if kind == "summary":
         return "leafUuid" in record
+    if kind in SESSION_BOOKKEEPING:
+        return isinstance(record.get("sessionId"), str)
     return kind == "file-history-snapshot" and "snapshot" in record
 
 
@@ -116,10 +147,17 @@ def claims(source: Source) -> bool:
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
     """This file's bad lines, then the episode of the session group it belongs to."""
     own = _read(source)
+    source.unread.update(own.unread)
     yield from own.bad
     if not own.entries or own.head is None:
         return
-    yield own.entries[0].line, _group_episode(source.path, own)
+    episode, conflicts = _group_episode(source.path, own)
+    clashing = conflicts.get(source.path, [])
+    for line, reason in clashing:
+        yield Quarantined(line, reason)
+    lines = [e.line for e in own.entries if e.line not in {line for line, _ in clashing}]
+    if lines:
+        yield lines[0], episode
 
 
 # -- one file ------------------------------------------------------------------------------
@@ -130,6 +168,8 @@ class _Entry:
     line: int
     record: Record
     steps: list[Step]
+    copy: _Entry | None = None
+    """Of a `progress` line: the sub-agent entry it copies (`agent_progress`), with its steps."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +179,9 @@ class _File:
     entries: list[_Entry]
     bad: list[Quarantined]
     head: _Head | None
+    path: Path | None = None
+    unread: dict[str, int] | None = None
+    """Lines of a type this adapter does not know, by type (not read: docs/formats.md)."""
 
 
 @dataclass(frozen=True)
@@ -155,13 +198,54 @@ def _read(source: Source) -> _File:
     """Every line of a file mapped: good entries with their steps, bad lines quarantined."""
     entries: list[_Entry] = []
     bad: list[Quarantined] = []
+    unread: dict[str, int] = {}
     for line, raw in source.lines():
         try:
             record = require_object(parse_json(raw), "the entry")
-            entries.append(_Entry(line, record, _entry_steps(record)))
+            kind = _unknown(record)
+            if kind is not None:
+                unread[kind] = unread.get(kind, 0) + 1
+            entries.append(_Entry(line, record, _entry_steps(record), _progress_copy(line, record)))
         except (BadJSON, RecordError) as exc:
             bad.append(Quarantined(line, str(exc), raw))
-    return _File(entries, bad, _head(entries))
+    return _File(entries, bad, _head(entries), source.path, unread)
+
+
+def _unknown(record: Record) -> str | None:
+    """The type of an entry this adapter does not know (a newer version's), else None."""
+    kind = record.get("type")
+    if not isinstance(kind, str) or kind in BOOKKEEPING or kind in ("user", "assistant"):
+        return None
+    if kind != "system":
+        return kind
+    subtype = record.get("subtype")
+    if not isinstance(subtype, str) or subtype in SYSTEM_EVENTS or subtype in HARNESS_SUBTYPES \
+            or record.get("level") == "error":
+        return None
+    return f"system:{subtype}"
+
+
+def _progress_copy(line: int, record: Record) -> _Entry | None:
+    """The sub-agent entry an `agent_progress` line copies, as an entry of its own (sidechain,
+    its `agentId`); None for other lines, or a copy that cannot be read (the sub-agent's file,
+    when present, is read instead)."""
+    data = record.get("data")
+    if record.get("type") != "progress" or not isinstance(data, dict) or data.get("type") != "agent_progress":
+        return None
+    copied = data.get("message")
+    if not isinstance(copied, dict) or copied.get("type") not in ("user", "assistant"):
+        return None
+    entry = {**copied, "isSidechain": True}
+    if isinstance(data.get("agentId"), str):
+        entry["agentId"] = data["agentId"]
+    for key in ("sessionId", "cwd", "version"):
+        if key in record and key not in entry:
+            entry[key] = record[key]
+    try:
+        steps = _entry_steps(entry)
+    except RecordError:
+        return None
+    return _Entry(line, entry, steps)
 
 
 def _head(entries: list[_Entry]) -> _Head | None:
@@ -177,13 +261,17 @@ def _head(entries: list[_Entry]) -> _Head | None:
 # -- the session group of a file -------------------------------------------------------------
 
 
-_built: dict[tuple[tuple[str, int, int], ...], Record] = {}
+_built: dict[tuple[tuple[str, int, int], ...], tuple[Record, Conflicts]] = {}
 """The last groups' episodes, by their files' (path, mtime, size): each file of a group yields
 the same episode, built once while its files are unchanged."""
 KEEP_BUILT = 2
 
 
-def _group_episode(path: Path, own: _File) -> Record:
+Conflicts = dict[Path, list[tuple[int, str]]]
+"""Lines quarantined as uuid conflicts, by file: ``(line, reason)``."""
+
+
+def _group_episode(path: Path, own: _File) -> tuple[Record, Conflicts]:
     group = [p for p in _group(path) if p == path or p.is_file()]
     key = tuple((str(p), st.st_mtime_ns, st.st_size) for p in group for st in [p.stat()])
     if key not in _built:
@@ -220,6 +308,8 @@ def _group(path: Path) -> list[Path]:
     owner: dict[tuple[str, str], Path] = {}
     for p, head in heads.items():
         keys = [("session", head.session)] + ([("slug", head.slug)] if head.slug else [])
+        if p.parent.name == "subagents":  # <session>/subagents/agent-*.jsonl: linked by its folder
+            keys.append(("session", p.parent.parent.name))
         for key in keys:
             if key in owner:
                 parent[root(p)] = root(owner[key])
@@ -269,28 +359,109 @@ def _peek(path: Path) -> _Head | None:
 # -- the episode ---------------------------------------------------------------------------
 
 
-def _episode(files: list[_File]) -> Record:
-    """The merged session: entries by timestamp (each file in its own order), uuids once."""
+def _episode(files: list[_File]) -> tuple[Record, Conflicts]:
+    """The merged session: entries by timestamp (each file in its own order), uuids once.
+
+    An entry whose uuid repeats with different content is a conflict (a file can claim another
+    session's entry): neither copy is kept, and each is quarantined naming the other's file.
+    A sub-agent's `progress` copies are its steps only when no file of the group is its own.
+    """
+    conflicts, reasons = _conflicts(files)
+    agents = {e.record["agentId"] for f in files for e in f.entries
+              if e.record.get("isSidechain") is True and isinstance(e.record.get("agentId"), str)}
     seen: set[str] = set()
     steps: list[Step] = []
     records: list[Record] = []
     subagents = _Subagents()
+    thinking = _Thinking()
     for _, _, _, entry in heapq.merge(*(_keyed(rank, f) for rank, f in enumerate(files))):
+        extra: Record = {}
+        if entry.copy is not None and entry.copy.record.get("agentId") not in agents:
+            entry, extra = entry.copy, {"from_progress": True}
         uuid = entry.record.get("uuid")
         if isinstance(uuid, str):
-            if uuid in seen:
+            if uuid in seen or uuid in conflicts:
                 continue
             seen.add(uuid)
         records.append(entry.record)
-        extra = subagents.meta(entry)
+        extra = {**subagents.meta(entry), **extra}
+        own = []
         for step in entry.steps:
             step = dict(step)
-            if isinstance(entry.record.get("timestamp"), str):
-                step["ts"] = entry.record["timestamp"]
+            ts = readable_timestamp(entry.record.get("timestamp"))
+            if ts is not None:
+                step["ts"] = ts
             if extra:
                 step["meta"] = {**step.get("meta", {}), **extra}
-            steps.append(step)
-    return build_episode(_fields(files, records), steps, None)
+            own.append(step)
+        steps.extend(thinking.place(entry.record, own))
+    episode = build_episode(_fields(files, records), [s for s in steps if not s.get(_DROPPED)], None,
+                            main_chain=True)
+    if conflicts:
+        episode["meta"]["uuid_conflicts"] = len(conflicts)
+    return episode, reasons
+
+
+def _conflicts(files: list[_File]) -> tuple[set[str], Conflicts]:
+    """The uuids that repeat with different content, and the quarantine reason of each copy."""
+    first: dict[str, tuple[Path | None, int, Any]] = {}
+    clashing: dict[str, list[tuple[Path | None, int]]] = {}
+    for f in files:
+        for entry in f.entries:
+            uuid = entry.record.get("uuid")
+            if not isinstance(uuid, str):
+                continue
+            content = _content(entry.record)
+            if uuid not in first:
+                first[uuid] = (f.path, entry.line, content)
+            elif first[uuid][2] != content:
+                clashing.setdefault(uuid, [first[uuid][:2]]).append((f.path, entry.line))
+    reasons: Conflicts = {}
+    for places in clashing.values():
+        for path, line in places:
+            others = ", ".join(f"{_shown(p)} line {n}" for p, n in places if (p, n) != (path, line))
+            reason = (f"uuid conflict: this entry's uuid is also at {others} with different "
+                      "content; neither is kept (a file can claim another session's entry)")
+            if path is not None:
+                reasons.setdefault(path, []).append((line, reason))
+    return set(clashing), reasons
+
+
+def _content(record: Record) -> Any:
+    """What a copy of an entry must repeat: its conversation, not its bookkeeping."""
+    return tuple(record.get(key) for key in ("type", "message", "content", "subtype", "isSidechain"))
+
+
+def _shown(path: Path | None) -> str:
+    return display_path(str(path)) if path is not None else "another file"
+
+
+_DROPPED = "__dropped"
+
+
+class _Thinking:
+    """Thinking of an assistant entry without text, carried to the next step of the same model
+    turn (same `message.id`, same chain); an `event` step `thinking` when the turn has no other."""
+
+    def __init__(self) -> None:
+        self.pending: dict[Any, tuple[Any, Step]] = {}  # chain -> (message id, its event step)
+
+    def place(self, record: Record, steps: list[Step]) -> list[Step]:
+        if not steps:
+            return steps
+        chain = record.get("agentId") if record.get("isSidechain") is True else None
+        message = record.get("message")
+        turn = message.get("id") if isinstance(message, dict) and record.get("type") == "assistant" else None
+        held = self.pending.pop(chain, None)
+        if held is not None and turn is not None and held[0] == turn:
+            held[1][_DROPPED] = True
+            parts = held[1]["data"]["parts"]
+            first = steps[0]
+            first["meta"] = {**first.get("meta", {}), "parts": parts + first.get("meta", {}).get("parts", [])}
+        if len(steps) == 1 and steps[0]["kind"] == "event" and steps[0].get("name") == THINKING \
+                and turn is not None:
+            self.pending[chain] = (turn, steps[0])
+        return steps
 
 
 def _keyed(rank: int, file: _File) -> Iterator[tuple[str, int, int, _Entry]]:
@@ -311,7 +482,7 @@ def _fields(files: list[_File], records: list[Record]) -> Record:
     model = _first(records, _model)
     if model is not None:
         fields["model"] = model
-    stamps = [r["timestamp"] for r in records if isinstance(r.get("timestamp"), str)]
+    stamps = [r["timestamp"] for r in records if readable_timestamp(r.get("timestamp"))]
     if stamps:
         fields["started_at"], fields["ended_at"] = stamps[0], stamps[-1]
     meta: Record = {}
@@ -384,10 +555,8 @@ def _entry_steps(record: Record) -> list[Step]:
     if kind == "assistant":
         return _assistant_steps(record)
     if kind == "system":
-        return [_system_step(record)]
-    if kind in BOOKKEEPING:
-        return []
-    return [_event(kind, rest(record, ENVELOPE))]
+        return _system_steps(record)
+    return []  # bookkeeping, or a type this adapter does not know (counted by `_read`)
 
 
 def _event(event: str, data: Any) -> Step:
@@ -459,6 +628,14 @@ def _assistant_steps(record: Record) -> list[Step]:
         raise RecordError("message.content: a tool_result block in an assistant message")
     calls = [_call(part) for part in parts if type_of(part) in CALL_BLOCKS]
     others = [part for part in parts if type_of(part) not in CALL_BLOCKS]
+    if text is None or not text.strip():
+        # no text: no assistant step; its thinking goes to the next step of the model turn
+        # (`_Thinking`), here the turn's first call
+        if not calls:
+            return [_event(THINKING, {"parts": others})] if others else []
+        if others:
+            calls[0]["meta"] = {**calls[0].get("meta", {}), "parts": others}
+        return calls
     return assistant_turn(text, others, {}, calls)
 
 
@@ -466,16 +643,18 @@ def _call(block: Record) -> Step:
     return tool_call_step(block.get("name"), block.get("id"), block.get("input"))
 
 
-def _system_step(record: Record) -> Step:
+def _system_steps(record: Record) -> list[Step]:
     subtype = record.get("subtype")
     content = record.get("content")
     if subtype == "compact_boundary":
         details = record.get("compactMetadata")
         data = {"content": content, **(details if isinstance(details, dict) else {})}
-        return _event("compact", {k: v for k, v in data.items() if v is not None})
+        return [_event("compact", {k: v for k, v in data.items() if v is not None})]
     if record.get("level") == "error" and isinstance(content, str):
-        return {"kind": "error", "text": content}
+        return [{"kind": "error", "text": content}]
+    if isinstance(subtype, str) and subtype not in SYSTEM_EVENTS:
+        return []  # harness state, or a subtype this adapter does not know
     data = {"content": content, "level": record.get("level")}
-    return _event(subtype if isinstance(subtype, str) and subtype else "system",
-                  {k: v for k, v in data.items() if v is not None})
+    return [_event(subtype if isinstance(subtype, str) and subtype else "system",
+                   {k: v for k, v in data.items() if v is not None})]
 

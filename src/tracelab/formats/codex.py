@@ -14,11 +14,19 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
-from tracelab.formats.episodes import build_episode, content_text, message_step, tool_call_step, tool_result_step
+from tracelab.formats.episodes import (
+    build_episode,
+    content_text,
+    message_step,
+    readable_timestamp,
+    tool_call_step,
+    tool_result_step,
+)
 from tracelab.formats.records import first_record, is_json_document
 from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, rest, type_of
 
@@ -40,6 +48,12 @@ maps = (
     "-> event 'reasoning'; compacted -> event 'compact'; event_msg: turn_aborted -> event, "
     "error -> error step, token_count -> meta.total_tokens (the others repeat response items); "
     "timestamp -> ts, last -> ended_at; agent codex"
+    "; injected user items (<turn_aborted>, <subagent_notification>, skills) -> event; "
+    "apply_patch output saying the patch failed -> error; every *_call item -> a tool_call "
+    "named without the suffix (web_search_call -> web_search, action as args; its status as "
+    "result when it has no call_id) and its *_output -> its result; unreadable timestamps -> "
+    "NULL; lines of unknown types (world_state, ...) add no step and are counted in "
+    "sources.unread; 2025 rollouts (no session_meta) are read"
 )
 unknown = (
     "tool definitions (the rollout does not record the tool list: tools_declared = false) and "
@@ -51,7 +65,18 @@ LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "com
 SHELL_TOOLS = ("shell", "shell_command", "exec_command", "container.exec", "local_shell")
 PATCH_TOOL = "apply_patch"
 SHELLS = ("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash")
-CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
+CONTEXT_PREFIXES = (
+    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<turn_aborted>",
+    "<subagent_notification>", "<skill>", "<user_shell_command>",
+)
+"""How a user-role item Codex itself writes begins: an `event`, not a user message."""
+PATCH_FAILED = ("apply_patch verification failed", "Failed to apply patch")
+"""What an apply_patch output says when the patch was not applied."""
+RESPONSE_ITEMS = frozenset({"message", "reasoning", "ghost_snapshot"})
+"""`response_item` types read besides calls (`*_call`) and their outputs (`*_output`);
+`ghost_snapshot` (a git snapshot Codex takes) adds no step."""
+CALL_STATUS = {"completed": "ok", "failed": "error", "incomplete": "error"}
+"""A call item's own `status`, for a call with no output item (`web_search_call`)."""
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 EXIT_CODE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.MULTILINE)
 """How shell output states its exit code (`shell`: the first line; `exec_command`: a later one)."""
@@ -68,18 +93,32 @@ def has_markers(record: Any) -> bool:
     )
 
 
+def is_legacy_head(record: Any) -> bool:
+    """The first line of a 2025 rollout (before `session_meta` lines): the session's
+    ``{id, timestamp, instructions?, git?}`` without `type`; its items follow bare."""
+    return (isinstance(record, dict) and "type" not in record and "payload" not in record
+            and isinstance(record.get("id"), str) and isinstance(record.get("timestamp"), str))
+
+
 def claims(source: Source) -> bool:
-    """JSON Lines whose first record is a rollout line (`has_markers`)."""
-    return not is_json_document(source) and has_markers(first_record(source))
+    """JSON Lines whose first record is a rollout line (`has_markers`), or a 2025 rollout
+    (`rollout-*.jsonl` opening with `is_legacy_head`)."""
+    if is_json_document(source):
+        return False
+    first = first_record(source)
+    return has_markers(first) or (source.name.startswith("rollout-") and is_legacy_head(first))
 
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
     """The file's bad lines, then its one episode (numbered by its first good line)."""
-    session = _Session()
+    session = _Session(source.unread)
     first: int | None = None
+    legacy = False
     for line, raw in source.lines():
         try:
-            session.add(require_object(parse_json(raw), "the line"))
+            record = require_object(parse_json(raw), "the line")
+            legacy = legacy or (first is None and is_legacy_head(record))
+            session.add(_legacy(record, first is None) if legacy else record)
         except (BadJSON, RecordError) as exc:
             yield Quarantined(line, str(exc), raw)
             continue
@@ -91,10 +130,23 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
     yield first, session.episode()
 
 
+def _legacy(record: Record, head: bool) -> Record:
+    """A line of a 2025 rollout as the rollout line it would be now: its head is the
+    `session_meta`, a bare item a `response_item`, a ``{record_type: state}`` line nothing."""
+    if head and is_legacy_head(record):
+        return {"type": "session_meta", "timestamp": record["timestamp"], "payload": record}
+    if record.get("record_type") == "state":
+        return {"type": "state", "payload": {}}
+    if isinstance(record.get("type"), str):
+        return {"type": "response_item", "payload": record}
+    return record
+
+
 class _Session:
     """The episode being read, line by line."""
 
-    def __init__(self) -> None:
+    def __init__(self, unread: Counter[str]) -> None:
+        self.unread = unread
         self.fields: Record = {"agent": "codex"}
         self.meta: Record = {}
         self.steps: list[Step] = []
@@ -104,14 +156,19 @@ class _Session:
         fields = dict(self.fields)
         if self.meta:
             fields["meta"] = self.meta
-        return build_episode(fields, self.steps, None)
+        return build_episode(fields, self.steps, None, main_chain=True)
 
     def add(self, line: Record) -> None:
         kind, payload = line.get("type"), line.get("payload")
-        if kind not in LINE_TYPES:
-            raise RecordError(f"type {kind!r} is not a rollout line type ({', '.join(LINE_TYPES)})")
+        if not isinstance(kind, str) or not kind:
+            raise RecordError("the line has no `type`")
+        if kind == "state":  # a 2025 rollout's state line: nothing of the conversation
+            return
+        if kind not in LINE_TYPES:  # a newer version's line type: counted, not read
+            self.unread[kind] += 1
+            return
         payload = require_object(payload, "payload")
-        ts = optional_string(line.get("timestamp"), "timestamp")
+        ts = readable_timestamp(line.get("timestamp"))
         steps = getattr(self, f"_{kind}")(payload)
         for step in steps:
             if ts is not None:
@@ -130,7 +187,7 @@ class _Session:
         version = optional_string(payload.get("cli_version"), "payload.cli_version")
         if version:
             self.fields["agent_version"] = version
-        started = optional_string(payload.get("timestamp"), "payload.timestamp")
+        started = readable_timestamp(payload.get("timestamp"))
         if started:
             self.fields["started_at"] = started
         self.meta.update(rest(payload, ("id", "cli_version", "timestamp", "instructions")))
@@ -165,34 +222,42 @@ class _Session:
         for key in ("call_id", "name"):
             optional_string(item.get(key), f"payload.{key}")
         if kind == "message":
-            return [_message(item)]
-        if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            return _message(item)
+        if kind is not None and kind.endswith("_call"):
             step = _call(item, kind)
             if isinstance(item.get("call_id"), str) and isinstance(step.get("name"), str):
                 self.names[item["call_id"]] = step["name"]
+            if item.get("call_id") is None and item.get("status") in CALL_STATUS:
+                # no output item follows a call without a call_id: its own status is its result
+                status = CALL_STATUS[item["status"]]
+                return [step, tool_result_step(None, step.get("name"), None, status == "error")]
             return [step]
-        if kind in ("function_call_output", "custom_tool_call_output"):
+        if kind is not None and kind.endswith("_output") and "call_id" in item:
             return [_result(item, self.names.get(str(item.get("call_id"))))]
         if kind == "reasoning":
             summary = item.get("summary")
             texts = [p["text"] for p in summary if isinstance(p, dict) and isinstance(p.get("text"), str)] \
                 if isinstance(summary, list) else []
             return [{"kind": "event", "name": "reasoning", "data": {"summary": texts}}] if texts else []
-        return [{"kind": "event", "name": kind or "response_item", "data": item}]
+        if kind not in RESPONSE_ITEMS:  # a newer version's item type: counted, not read
+            self.unread[f"response_item:{kind}"] += 1
+        return []
 
 
-def _message(item: Record) -> Step:
+def _message(item: Record) -> list[Step]:
     role = item.get("role")
     text, parts = content_text(item.get("content"), "payload.content")
     extra = rest(item, ("type", "role", "content", "id"))
     if role == "user":
         if text is not None and text.lstrip().startswith(CONTEXT_PREFIXES):
-            return {"kind": "event", "name": "context", "data": {"text": text}}
-        return message_step("user", text, parts, extra)
+            return [{"kind": "event", "name": "context", "data": {"text": text}}]
+        return [message_step("user", text, parts, extra)]
     if role in ("developer", "system"):
-        return message_step("system", text, parts, extra)
+        return [message_step("system", text, parts, extra)]
     if role == "assistant":
-        return message_step("assistant", text, parts, extra)
+        if text is None or not text.strip():  # no assistant step without text
+            return [{"kind": "event", "name": "thinking", "data": {"parts": parts}}] if parts else []
+        return [message_step("assistant", text, parts, extra)]
     raise RecordError(f"payload.role {role!r} is not user, developer, system or assistant")
 
 
@@ -201,6 +266,10 @@ def _call(item: Record, kind: str) -> Step:
         action = item["action"] if isinstance(item.get("action"), dict) else {}
         shell = {k: v for k, v in action.items() if k != "type"}
         return tool_call_step("local_shell", item.get("call_id"), _shell_args(shell))
+    if kind not in ("function_call", "custom_tool_call"):
+        # web_search_call -> web_search (its action as args), tool_search_call -> tool_search, ...
+        given = item.get("action", item.get("arguments"))
+        return tool_call_step(kind.removesuffix("_call"), item.get("call_id"), given)
     tool = item.get("name")
     raw = item.get("input") if kind == "custom_tool_call" else item.get("arguments")
     args: Any = raw
@@ -242,10 +311,14 @@ def _patch_args(args: Record) -> Record:
 def _result(item: Record, tool: str | None) -> Step:
     output = item.get("output")
     text, failed, exit_code = _output(output)
+    unapplied = tool == PATCH_TOOL and text is not None and any(s in text[:400] for s in PATCH_FAILED)
+    failed = failed or unapplied  # a patch that was not applied is a failed call
     step = tool_result_step(item.get("call_id"), tool, text, failed)
     if text is not None and DENIED in text:
         step["status"] = "denied"
         step["error"] = text.split("\n", 1)[0]
+    elif unapplied and exit_code is None:
+        step["error"] = text.split("\n", 1)[0] if text else None
     elif failed:
         step["error"] = f"exit code {exit_code}" if exit_code is not None else text
     if exit_code is not None:
@@ -262,7 +335,12 @@ def _output(output: Any) -> tuple[str | None, bool, int | None]:
     """
     if isinstance(output, dict):
         text = output.get("content") if isinstance(output.get("content"), str) else None
+        if text is None and isinstance(output.get("text"), str):  # one input_text part
+            text = output["text"]
         return text, output.get("success") is False, None
+    if isinstance(output, list):  # content parts
+        texts = [p["text"] for p in output if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return ("\n".join(texts) if texts else None), False, None
     if not isinstance(output, str):
         return None, False, None
     try:

@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -31,6 +33,16 @@ LABEL_KEYS = (
     "case_id", "agent", "agent_version", "model", "termination", "reward", "tags", "principal",
 )
 """Episode fields read from the same-named top-level key, else from `metadata.<key>`."""
+
+
+ENDS_ANSWER = frozenset({"assistant", "user", "tool_call", "tool_result"})
+"""Main-chain step kinds after which an earlier answer is no longer the output; an event (or
+an error, a system step) after the answer leaves it the output."""
+
+_TIMESTAMP = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?"
+    r"(?:[Zz]|[+-](?:0\d|1[0-4])(?::?[0-5]\d)?)?)?")
+"""What `tl_timestamp` (sql/ingest/macros.sql) reads as a timestamp."""
 
 
 def _present(value: Any) -> bool:
@@ -85,22 +97,50 @@ def label_fields(*holders: Record) -> Record:
     return fields
 
 
-def build_episode(fields: Record, steps: list[Step], tools: list[Record] | None) -> Record:
+def build_episode(fields: Record, steps: list[Step], tools: list[Record] | None,
+                  main_chain: bool = False) -> Record:
     """The native episode: `fields`, `steps`, `tools` (omitted when None), `input`, `output`.
 
     `input` is the text of the first `user` step; `output` the text of the last
     step when that step is an `assistant` step, else absent (NULL).
+
+    With `main_chain` (docs/formats.md, Coding-agent sessions), sub-agent steps
+    (``meta.sidechain``) and events are not the run's own words: `input` is the
+    first main-chain user step, and `output` the last main-chain assistant step
+    unless a main-chain user message, tool call or tool result follows it.
     """
     episode = dict(fields)
-    first_user = next((step for step in steps if step["kind"] == "user"), None)
+    own = [s for s in steps if not (s.get("meta") or {}).get("sidechain")] if main_chain else steps
+    first_user = next((step for step in own if step["kind"] == "user"), None)
     if first_user is not None and first_user.get("text") is not None:
         episode["input"] = first_user["text"]
-    if steps and steps[-1]["kind"] == "assistant" and steps[-1].get("text") is not None:
-        episode["output"] = steps[-1]["text"]
+    if main_chain:
+        last = next((s for s in reversed(own) if s["kind"] in ENDS_ANSWER), None)
+    else:
+        last = steps[-1] if steps else None
+    if last is not None and last["kind"] == "assistant" and last.get("text") is not None:
+        episode["output"] = last["text"]
     if tools is not None:
         episode["tools"] = tools
     episode["steps"] = steps
     return episode
+
+
+def readable_timestamp(value: Any) -> str | None:
+    """`value` when ingest reads it as a timestamp, else None: in a foreign format an
+    unreadable `ts`, `started_at` or `ended_at` is left NULL, never a reason to quarantine the
+    run (docs/formats.md, Coding-agent sessions: timestamps)."""
+    if not isinstance(value, str):
+        return None
+    found = _TIMESTAMP.fullmatch(value)
+    if found is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) if g else 0 for g in found.groups())
+    try:
+        datetime.datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return None
+    return value
 
 
 def content_text(content: Any, where: str) -> tuple[str | None, list[Any]]:

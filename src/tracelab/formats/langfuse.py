@@ -19,7 +19,7 @@ from tracelab.formats.episodes import (
     build_episode,
     label_fields,
     message_step,
-    stamp,
+    readable_timestamp,
     tool_call_step,
     tool_result_step,
 )
@@ -42,6 +42,8 @@ maps = (
     "result; level ERROR -> status error, statusMessage as error). SPAN, EVENT and the other "
     "types -> event step (name, data: input/output). Without generations the trace's input "
     "and output give the user and assistant steps"
+    "; a trace whose observations are ids only is quarantined: 'observations are ids only: "
+    "export the trace with its observations'"
 )
 unknown = (
     "tool definitions (tools_declared = false) and effects; denied calls (Langfuse records a "
@@ -57,15 +59,23 @@ TRACE_KEYS = ("id", "name", "timestamp", "input", "output", "userId", "tags", "r
               "observations", "metadata")
 
 
+IDS_ONLY = "observations are ids only: export the trace with its observations"
+
+
 def has_markers(record: Any) -> bool:
     """A trace whose `observations` list holds an observation of a Langfuse type (or is
     empty, with the trace's own `timestamp`)."""
     if not isinstance(record, dict) or not isinstance(record.get("observations"), list):
         return False
     observations = record["observations"]
-    if not observations:
+    if not observations or _ids_only(observations):  # a trace listed without its observations
         return "timestamp" in record and "id" in record
     return isinstance(observations[0], dict) and _is_type(observations[0].get("type"))
+
+
+def _ids_only(observations: list[Any]) -> bool:
+    """Observations as the trace list returns them: their ids, not the observations."""
+    return bool(observations) and all(isinstance(o, str) for o in observations)
 
 
 def _is_type(value: Any) -> bool:
@@ -104,6 +114,8 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
     trace = require_object(record, "the trace")
     if not isinstance(trace.get("id"), str) or not trace["id"]:
         raise RecordError("the trace has no string `id`")
+    if isinstance(trace.get("observations"), list) and _ids_only(trace["observations"]):
+        raise RecordError(IDS_ONLY)
     observations = [
         require_object(o, f"observations[{i}]")
         for i, o in enumerate(require_list(trace.get("observations"), "observations"))
@@ -141,13 +153,13 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
                 else messages([observation.get("input")])
             fresh = given if seen == 0 else [m for m in given[seen:] if m.role == "user"]
             for found in fresh:
-                steps.extend(stamp(s, start) for s in message_steps(found))
+                steps.extend(_stamp(s, start) for s in message_steps(found))
             seen = len(given) + 1
             answer, calls = _output(observation.get("output"))
             turn = (message_steps(answer) if answer is not None else []) + requests.unrecorded(index, calls)
-            steps.extend(stamp(s, end) for s in turn)
+            steps.extend(_stamp(s, end) for s in turn)
             if observation.get("level") == "ERROR":
-                steps.append(stamp({"kind": "error", "text": _status(observation)}, end))
+                steps.append(_stamp({"kind": "error", "text": _status(observation)}, end))
         elif index in tool_positions:
             steps.extend(_tool_steps(observation))
         else:
@@ -155,7 +167,7 @@ def _steps(observations: list[Record], trace: Record) -> list[Step]:
             step: Step = {"kind": "event", "name": observation.get("name") or str(kind).lower()}
             if data:
                 step["data"] = data
-            steps.append(stamp(step, start))
+            steps.append(_stamp(step, start))
     return steps
 
 
@@ -187,13 +199,13 @@ def _tool_steps(observation: Record) -> list[Step]:
     metadata = observation["metadata"] if isinstance(observation.get("metadata"), dict) else {}
     if isinstance(metadata.get("tool_call_id"), str):
         call_id = metadata["tool_call_id"]
-    call = stamp(tool_call_step(tool, call_id, observation.get("input")), observation.get("startTime"))
+    call = _stamp(tool_call_step(tool, call_id, observation.get("input")), observation.get("startTime"))
     output = observation.get("output")
     text = output if isinstance(output, str) else text_of(output)
     failed = observation.get("level") == "ERROR"
     result = tool_result_step(call_id, tool, text, failed, _status(observation) if failed else None,
                               None, None if text is not None else output)
-    return [call, stamp(result, observation.get("endTime"))]
+    return [call, _stamp(result, observation.get("endTime"))]
 
 
 def _status(observation: Record) -> str | None:
@@ -205,10 +217,16 @@ def _trace_steps(trace: Record) -> list[Step]:
     steps = []
     question, answer = text_of(trace.get("input")), text_of(trace.get("output"))
     if question is not None:
-        steps.append(stamp(message_step("user", question, [], {}), trace.get("timestamp")))
+        steps.append(_stamp(message_step("user", question, [], {}), trace.get("timestamp")))
     if answer is not None:
         steps.append(message_step("assistant", answer, [], {}))
     return steps
+
+
+def _stamp(step: Step, ts: Any) -> Step:
+    if readable_timestamp(ts):
+        step["ts"] = ts
+    return step
 
 
 def _fields(trace: Record, observations: list[Record]) -> Record:
@@ -219,9 +237,9 @@ def _fields(trace: Record, observations: list[Record]) -> Record:
         fields.setdefault("agent", trace["name"])
     if isinstance(trace.get("release"), str):
         fields.setdefault("agent_version", trace["release"])
-    if isinstance(trace.get("timestamp"), str):
+    if readable_timestamp(trace.get("timestamp")):
         fields["started_at"] = trace["timestamp"]
-    ends = [o["endTime"] for o in observations if isinstance(o.get("endTime"), str)]
+    ends = [o["endTime"] for o in observations if readable_timestamp(o.get("endTime"))]
     if ends:
         fields["ended_at"] = max(ends)
     model = next((o["model"] for o in observations

@@ -10,13 +10,17 @@ end of the file in the order their first run appeared.
 """
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from tracelab.formats.base import Quarantined, Source
-from tracelab.formats.episodes import build_episode, message_step, stamp, tool_call_step, tool_result_step
+from tracelab.errors import DataError
+from tracelab.formats.base import Quarantined, Source, display_path
+from tracelab.formats.episodes import build_episode, message_step, readable_timestamp, tool_call_step, tool_result_step
 from tracelab.formats.observed import Requests, message, message_steps, messages, text_of
-from tracelab.formats.records import first_record, records
+from tracelab.formats.records import first_record, raw_json, records
 from tracelab.formats.values import Record, RecordError, Step, json_text
 
 name = "langsmith"
@@ -35,6 +39,10 @@ maps = (
     "tool_call (name, inputs as args, call id from the ToolMessage or metadata, else the run "
     "id) + tool_result at end_time (outputs.output text or outputs as result; error -> status "
     "error). Without llm runs the root's inputs/outputs give the user and assistant steps"
+    "; a runs query page {runs: [...], cursors} is read like an array; the runs of one trace "
+    "in several export files of one folder (pages) are one episode, each run once by id (a "
+    "run repeated with other content: the trace is quarantined naming both files); unreadable"
+    " timestamps -> NULL"
 )
 unknown = (
     "tool definitions (runs rarely keep them: tools_declared = false) and effects; denied "
@@ -57,25 +65,74 @@ def has_markers(record: Any) -> bool:
 
 
 def claims(source: Source) -> bool:
-    """A first record (line, or `.json` array element) that is a run (`has_markers`)."""
-    return has_markers(first_record(source))
+    """A first record (line, or `.json` array element, or the first run of a runs query page
+    ``{"runs": [...], "cursors": ...}``) that is a run (`has_markers`)."""
+    record = first_record(source)
+    if _is_page(record):
+        record = record["runs"][0] if record["runs"] else None
+    return has_markers(record)
+
+
+def _is_page(record: Any) -> bool:
+    """A page of the runs query API: ``{"runs": [...], "cursors": ...}``, read like an array."""
+    return isinstance(record, dict) and isinstance(record.get("runs"), list) and "run_type" not in record
+
+
+def _runs(source: Source) -> Iterator[tuple[int, Any, bytes | str | None] | Quarantined]:
+    """`records`, with the runs of a page as records of their own (numbered from 1)."""
+    for item in records(source):
+        if not isinstance(item, Quarantined) and _is_page(item[1]):
+            for position, run in enumerate(item[1]["runs"], start=1):
+                yield position, run, raw_json(run)
+        else:
+            yield item
 
 
 def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantined]:
-    """The traces of the file, each once all its runs are read; a bad run is quarantined."""
+    """The traces of the file, each once all its runs are read; a bad run is quarantined.
+
+    A trace whose runs are also in other export files of the same folder (pages of one
+    export) is one episode of all its runs, the same whichever of the files it is read from:
+    ingest stores it once and skips it as identical for the other files.
+    """
+    read = _read(source)
+    yield from read.bad
+    elsewhere = _elsewhere(source, set(read.traces))
+    for key, trace in read.traces.items():
+        files = elsewhere.get(key)
+        try:
+            if files:
+                own = os.path.abspath(source.location)
+                trace = _merged(key, {own: trace, **{p: _read_other(p).get(key, []) for p in files}})
+            yield read.lines[key], _episode(key, trace)
+        except RecordError as exc:
+            yield Quarantined(read.lines[key], f"trace {json_text(key)[:80]}: {exc}", None)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A file's runs by trace (``(position, line, run)``), each trace's first line, its bad records."""
+
+    traces: dict[Any, list[tuple[int, int, Record]]]
+    lines: dict[Any, int]
+    bad: list[Quarantined]
+
+
+def _read(source: Source) -> _Read:
     traces: dict[Any, list[tuple[int, int, Record]]] = {}
     lines: dict[Any, int] = {}
+    bad: list[Quarantined] = []
     keys: dict[Any, Any] = {}  # run id -> trace key, for runs without trace_id
     position = 0
-    for item in records(source):
+    for item in _runs(source):
         if isinstance(item, Quarantined):
-            yield item
+            bad.append(item)
             continue
         line, record, raw = item
         runs = _flatten(record) if isinstance(record, dict) else [record]
         problem = next(filter(None, map(_problem, runs)), None)
         if problem is not None:
-            yield Quarantined(line, problem, raw)
+            bad.append(Quarantined(line, problem, raw))
             continue
         for run in runs:
             key = _trace_key(run, keys)
@@ -83,11 +140,84 @@ def episodes(source: Source) -> Iterator[tuple[int, dict[str, Any]] | Quarantine
             traces.setdefault(key, []).append((position, line, run))
             lines.setdefault(key, line)
             position += 1
-    for key, trace in traces.items():
+    return _Read(traces, lines, bad)
+
+
+# -- pages of one trace in several files ---------------------------------------------------------
+
+
+def _elsewhere(source: Source, wanted: set[Any]) -> dict[Any, list[str]]:
+    """The other export files of the source's folder that hold runs of its traces, by trace."""
+    folder = os.path.dirname(os.path.abspath(source.location))
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return {}
+    found: dict[Any, list[str]] = {}
+    own = os.path.abspath(source.location)
+    for path, keys in _folder_traces(folder, mtime).items():
+        if path != own:
+            for key in keys & wanted:
+                found.setdefault(key, []).append(path)
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _folder_traces(folder: str, mtime_ns: int) -> dict[str, frozenset[Any]]:
+    """The trace keys of every LangSmith export file of a folder (cached while it is unchanged)."""
+    traces = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    for name in names:
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path) or not Source(path).stem_name.endswith((".json", ".jsonl")):
+            continue
         try:
-            yield lines[key], _episode(key, trace)
-        except RecordError as exc:
-            yield Quarantined(lines[key], f"trace {json_text(key)[:80]}: {exc}", None)
+            if claims(Source(path)):
+                traces[path] = frozenset(_read_other(path))
+        except (DataError, OSError):  # an unreadable neighbour is reported when it is ingested itself
+            continue
+    return traces
+
+
+def _read_other(path: str) -> dict[Any, list[tuple[int, int, Record]]]:
+    """Another export file's runs by trace (the last few read are kept while unchanged)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return {}
+    return _read_cached(path, info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_cached(path: str, mtime_ns: int, size: int) -> dict[Any, list[tuple[int, int, Record]]]:
+    try:
+        return _read(Source(path)).traces
+    except (DataError, OSError):
+        return {}
+
+
+def _merged(key: Any, by_file: dict[str, list[tuple[int, int, Record]]]) -> list[tuple[int, int, Record]]:
+    """One trace's runs from several files, files in path order, each run once by id.
+
+    A run id found in two files with different content is a conflict: a file can claim another
+    export's trace, so the trace is not stored (`RecordError` naming both files)."""
+    seen: dict[Any, tuple[str, Record]] = {}
+    merged: list[tuple[int, int, Record]] = []
+    for path in sorted(by_file):
+        for _, line, run in by_file[path]:
+            earlier = seen.get(run["id"])
+            if earlier is not None:
+                if earlier[1] != run:
+                    raise RecordError(f"a run of this trace is in {display_path(earlier[0])} and "
+                                      f"{display_path(path)} with different content; neither file's "
+                                      "version is kept")
+                continue
+            seen[run["id"]] = (path, run)
+            merged.append((len(merged), line, run))
+    return merged
 
 
 def _problem(record: Any) -> str | None:
@@ -162,12 +292,12 @@ def _episode(key: Any, entries: list[tuple[int, int, Record]]) -> Record:
                 turn = message_steps(output) + requests.unrecorded(index, output.calls)
                 steps.extend(_stamped(turn, run.get("end_time")))
             if run.get("error") is not None:
-                steps.append(stamp({"kind": "error", "text": _error(run)}, run.get("end_time")))
+                steps.append(_stamp({"kind": "error", "text": _error(run)}, run.get("end_time")))
         elif kind == "tool":
             steps.extend(_tool_steps(run))
         elif kind == "retriever" and run is not root:
             data = {"inputs": run.get("inputs"), "outputs": run.get("outputs")}
-            steps.append(stamp({"kind": "event", "name": run.get("name") or "retriever",
+            steps.append(_stamp({"kind": "event", "name": run.get("name") or "retriever",
                                  "data": data}, run.get("start_time")))
     return build_episode(_fields(key, root, runs), steps, None)
 
@@ -176,10 +306,10 @@ def _root_steps(root: Record) -> list[Step]:
     steps = []
     text = text_of(root.get("inputs"))
     if text is not None:
-        steps.append(stamp(message_step("user", text, [], {}), root.get("start_time")))
+        steps.append(_stamp(message_step("user", text, [], {}), root.get("start_time")))
     answer = text_of(root.get("outputs"))
     if answer is not None:
-        steps.append(stamp(message_step("assistant", answer, [], {}), root.get("end_time")))
+        steps.append(_stamp(message_step("assistant", answer, [], {}), root.get("end_time")))
     return steps
 
 
@@ -236,7 +366,7 @@ def _tool_call_id(run: Record) -> Any:
 def _tool_steps(run: Record) -> list[Step]:
     call_id = _tool_call_id(run) or run.get("id")
     tool = run.get("name")
-    call = stamp(tool_call_step(tool, call_id, run.get("inputs")), run.get("start_time"))
+    call = _stamp(tool_call_step(tool, call_id, run.get("inputs")), run.get("start_time"))
     outputs = run.get("outputs")
     output = outputs.get("output", outputs) if isinstance(outputs, dict) else outputs
     text = text_of(output) if not isinstance(output, str) else output
@@ -245,7 +375,7 @@ def _tool_steps(run: Record) -> list[Step]:
     value = None if text is not None or output is None else output
     failed = run.get("error") is not None
     result = tool_result_step(call_id, tool, text, failed, _error(run) if failed else None, None, value)
-    return [call, stamp(result, run.get("end_time"))]
+    return [call, _stamp(result, run.get("end_time"))]
 
 
 def _error(run: Record) -> str:
@@ -253,8 +383,14 @@ def _error(run: Record) -> str:
     return error.strip().split("\n")[-1] if isinstance(error, str) and error.strip() else json_text(error)
 
 
+def _stamp(step: Step, ts: Any) -> Step:
+    if readable_timestamp(ts):
+        step["ts"] = ts
+    return step
+
+
 def _stamped(steps: list[Step], ts: Any) -> list[Step]:
-    return [stamp(step, ts) for step in steps]
+    return [_stamp(step, ts) for step in steps]
 
 
 def _fields(key: Any, root: Record, runs: list[Record]) -> Record:
@@ -266,8 +402,9 @@ def _fields(key: Any, root: Record, runs: list[Record]) -> Record:
         fields["model"] = model
     for source, target in (("start_time", "started_at"), ("end_time", "ended_at"),
                            ("reference_example_id", "case_id")):
-        if isinstance(root.get(source), str) and root[source]:
-            fields[target] = root[source]
+        value = root.get(source)
+        if isinstance(value, str) and value and (target == "case_id" or readable_timestamp(value)):
+            fields[target] = value
     if root.get("error") is not None:
         fields["error"] = _error(root)
         fields["termination"] = "error"

@@ -45,6 +45,8 @@ class FileReport:
     """loaded | already-ingested | not-a-trace | not-a-file | failed; while a large file is
     still loading (progress calls between its batches), loading"""
     message: str | None = None
+    unread: dict[str, int] | None = None
+    """Records of types its adapter does not know, by type: counted, not read (`sources.unread`)."""
 
 
 @dataclass

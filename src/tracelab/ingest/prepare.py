@@ -206,6 +206,8 @@ class FileParse(NamedTuple):
     format: str | None
     entries: list[Entry]
     message: str | None = None
+    unread: dict[str, int] | None = None
+    """Records of types the adapter does not know, by type (`Source.unread`)."""
 
 
 def parse_files(files: Sequence[tuple[str, str, bytes]], forced: str | None) -> list[FileParse]:
@@ -225,7 +227,7 @@ def parse_file(path: str | Path, uri: str, data: bytes, forced: str | None) -> F
         return FileParse("failed", module.name, [], str(exc))
     except OSError as exc:
         return FileParse("failed", module.name, [], f"{uri}: {exc.strerror or exc}")
-    return FileParse("ok", module.name, entries)
+    return FileParse("ok", module.name, entries, unread=dict(source.unread) or None)
 
 
 def adapter_of(source: Source, forced: str | None) -> Adapter | FileParse:

@@ -159,7 +159,8 @@ class Reader:
             yield FileReport(source.uri, result.format, status=result.status, message=result.message)
             return
         assert result.format is not None
-        work = File(no, source, result.format, self._at(no, FileReport(source.uri, result.format)), source.size)
+        work = File(no, source, result.format,
+                    self._at(no, FileReport(source.uri, result.format, unread=result.unread)), source.size)
         self.first_of_hash[source.content_hash] = work.report
         entries = result.entries
         size = sum(entry[1].size for entry in entries if len(entry) == 2)
@@ -226,6 +227,8 @@ class Reader:
             yield Failed(work, str(exc))
             self.group = Batch()
             return
+        if work.source.unread:  # read in this thread: what the adapter did not read
+            work.report.unread = dict(work.source.unread)
         batch.ending.append(work)
         yield batch.sealed(commit=True)
         self.group = Batch()

@@ -9,6 +9,7 @@ import duckdb
 
 from tracelab.bulk_insert import insert_arrow
 from tracelab.errors import Interrupted, StoreError, first_line
+from tracelab.formats.values import json_text
 from tracelab.ingest.batches import Batch, Failed, File, FileReport, Unit, files_of
 from tracelab.ingest.pairing import pair_steps
 from tracelab.ingest.prepare import raw_text
@@ -211,6 +212,8 @@ class Writer:
             "ingested_at": [self.ingested_at] * len(ending),
             "file_size": [w.source.stat[0] if w.source.stat else None for w in ending],
             "file_mtime_ns": [w.source.stat[1] if w.source.stat else None for w in ending],
+            "unread": [json_text(w.report.unread, sort_keys=True) if w.report.unread else None
+                       for w in ending],
         })
 
     def _load_batch(self, batch: Batch) -> None:
@@ -258,8 +261,7 @@ class Writer:
             elif action == "skip":
                 by_no[no].report.skipped += 1
             elif action == "conflict":
-                rejected.append((no, src_line, f"episode_id {eid!r} is already stored with different "
-                                 "content (use --replace to replace it)", raw))
+                rejected.append((no, src_line, _conflict_reason(eid, by_no[no].format), raw))
             elif action == "conflict_file":
                 rejected.append((no, src_line, f"episode_id {eid!r} appears earlier in this file "
                                  f"(line {earlier_line}) with different content", raw))
@@ -339,3 +341,16 @@ def _read_once(table: Any) -> Any:
             yield batches.pop(0)
 
     return pa.RecordBatchReader.from_batches(table.schema, drain())
+
+
+SPLIT_TRACE_FORMATS = frozenset({"langsmith"})
+"""Formats whose episode (a trace) can be exported over several files: a later file that brings
+more of a stored trace says how to store it whole."""
+
+
+def _conflict_reason(eid: str, fmt: str) -> str:
+    """Why an episode whose id is stored with other content is not stored, and what to do."""
+    if fmt in SPLIT_TRACE_FORMATS:
+        return (f"episode_id {eid!r} is already stored with other runs of its trace: put every file "
+                "of the trace in one folder and ingest the folder with --replace to store it whole")
+    return f"episode_id {eid!r} is already stored with different content (use --replace to replace it)"

@@ -4,7 +4,9 @@ The queries live in `sql/results/summary/`; the CLI only renders what these func
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tracelab.sqlfiles import load_sql
@@ -36,6 +38,8 @@ class StoreSummary:
     """Executed writes: tool calls with effect write that ran."""
     unknown_effect: int
     """Calls whose tool has no known effect."""
+    unread: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per format, records of types its adapter does not know, by type (`sources.unread`)."""
 
 
 def summarize(store: Store) -> StoreSummary:
@@ -53,7 +57,41 @@ def summarize(store: Store) -> StoreSummary:
         undeclared=undeclared,
         writes=executed_write_count(store),
         unknown_effect=store.effects.unknown_calls(),
+        unread=merge_unread((fmt, json.loads(counts))
+                            for fmt, counts in con.execute(load_sql("results/summary/unread")).fetchall()),
     )
+
+
+def merge_unread(per_file: Iterable[tuple[str | None, dict[str, int] | None]]) -> dict[str, dict[str, int]]:
+    """Unread record types summed per format, from each file's counts."""
+    merged: dict[str, dict[str, int]] = {}
+    for fmt, counts in per_file:
+        for kind, n in (counts or {}).items():
+            into = merged.setdefault(fmt or "?", {})
+            into[kind] = into.get(kind, 0) + n
+    return merged
+
+
+def unread_line(fmt: str, counts: dict[str, int]) -> str:
+    """One line naming what a format's adapter did not read ("codex: 40 lines of 2 unknown types
+    not read: world_state, inter_agent_communication_metadata"): a newer version's record types."""
+    from tracelab.results.report import printable
+
+    return f"{printable(fmt)}: {unread_text(counts)}"
+
+
+def unread_text(counts: dict[str, int]) -> str:
+    """"40 lines of 2 unknown types not read: world_state, ...", most frequent first. Type names
+    come from the files: printed escaped, each cut to `TYPE_NAME_SHOWN` characters."""
+    from tracelab.results.report import printable
+
+    lines = sum(counts.values())
+    names = ", ".join(printable(kind[:TYPE_NAME_SHOWN]) for kind in sorted(counts, key=lambda k: (-counts[k], k)))
+    return (f"{lines} line{'s' if lines != 1 else ''} of {len(counts)} unknown "
+            f"type{'s' if len(counts) != 1 else ''} not read: {names}")
+
+
+TYPE_NAME_SHOWN = 80
 
 
 def executed_write_count(store: Store) -> int:

@@ -39,7 +39,7 @@ VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
 ADDED_TABLES = frozenset({"tool_effects", "check_cases", "check_failing_runs", "check_assertions", "check_reasons"})
 """Tables an earlier store or export may lack (sql/store/schema/<table>.sql): read as empty."""
 ADDED_COLUMNS = {
-    "sources": {"file_size": "BIGINT", "file_mtime_ns": "BIGINT"},
+    "sources": {"file_size": "BIGINT", "file_mtime_ns": "BIGINT", "unread": "JSON"},
     "tool_calls": {"effect_source": "VARCHAR"},
     "tool_definitions": {"annotations": "JSON"},
     "check_results": {"step_idx": "INTEGER"},
