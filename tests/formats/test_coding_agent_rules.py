@@ -311,3 +311,22 @@ def test_a_session_opening_with_queue_operation_lines_is_claimed_and_grouped(tmp
     assert detect_format(Source(main)) is claude_code
     assert _one(main) == _one(sub)
     assert _kinds(_one(main)) == ["user", "user", "assistant"]
+
+
+def test_trace_stores_count_newer_run_types_and_drop_textless_answers(
+        store: Store, tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    root = {"id": "t1", "trace_id": "t1", "run_type": "chain", "name": "agent", "inputs": {"input": "hi"},
+            "outputs": {"output": "hello"}, "start_time": "2026-11-30T10:00:00"}
+    runs.write_text(json.dumps(root) + "\n" + json.dumps(
+        {"id": "r2", "trace_id": "t1", "parent_run_id": "t1", "run_type": "agent_step", "name": "plan",
+         "start_time": "2026-11-30T10:00:01"}) + "\n", encoding="utf-8")
+    report = store.ingest([runs], format="langsmith")
+    assert (report.added, report.quarantined, report.files[0].unread) == (1, 0, {"run_type:agent_step": 1})
+    llm = {"id": "t2", "trace_id": "t2", "run_type": "llm", "name": "model", "start_time": "2026-11-30T10:00:00",
+           "inputs": {"messages": [{"role": "user", "content": "hi"}]},
+           "outputs": {"choices": [{"message": {"role": "assistant", "content": "\n\n"}}]}}
+    (tmp_path / "llm").mkdir()
+    (tmp_path / "llm" / "runs.jsonl").write_text(json.dumps(llm) + "\n", encoding="utf-8")
+    store.ingest([tmp_path / "llm"], format="langsmith")
+    assert store.sql("SELECT kind FROM steps WHERE episode_id = 't2' ORDER BY idx").rows() == [("user",)]
