@@ -330,3 +330,16 @@ def test_trace_stores_count_newer_run_types_and_drop_textless_answers(
     (tmp_path / "llm" / "runs.jsonl").write_text(json.dumps(llm) + "\n", encoding="utf-8")
     store.ingest([tmp_path / "llm"], format="langsmith")
     assert store.sql("SELECT kind FROM steps WHERE episode_id = 't2' ORDER BY idx").rows() == [("user",)]
+
+
+def test_an_unreadable_claude_code_timestamp_is_a_null_ts_never_a_lost_entry(tmp_path: Path) -> None:
+    path = _write(tmp_path / "p" / f"{SESSION}.jsonl", [
+        _cc("u1", "user", "hi"),
+        {**_cc("a1x", "assistant", [{"type": "text", "text": "hello"}], "u1"), "timestamp": 1764496800},
+        {**_cc("a2xx", "assistant", [{"type": "text", "text": "bye"}], "a1x"), "timestamp": "[trimmed]"},
+    ])
+    items = list(claude_code.episodes(Source(path)))
+    assert not any(isinstance(i, Quarantined) for i in items)
+    episode = items[-1][1]  # type: ignore[index]
+    assert [("ts" in s, s.get("text")) for s in episode["steps"]] == [(True, "hi"), (False, "hello"), (False, "bye")]
+    assert episode["output"] == "bye" and episode["ended_at"] == episode["started_at"]

@@ -258,7 +258,7 @@ def _head(entries: list[_Entry]) -> _Head | None:
     first = next((e.record for e in entries if isinstance(e.record.get("sessionId"), str)), None)
     if first is None:
         return None
-    stamps = [e.record["timestamp"] for e in entries if isinstance(e.record.get("timestamp"), str)]
+    stamps = [e.record["timestamp"] for e in entries if readable_timestamp(e.record.get("timestamp"))]
     sidechain = first.get("isSidechain") is True
     slug = first.get("slug") if isinstance(first.get("slug"), str) and not sidechain else None
     return _Head(first["sessionId"], slug, sidechain, min(stamps, default=""))
@@ -475,7 +475,7 @@ def _keyed(rank: int, file: _File) -> Iterator[tuple[str, int, int, _Entry]]:
     stamp = ""
     for entry in file.entries:
         ts = entry.record.get("timestamp")
-        stamp = ts if isinstance(ts, str) else stamp
+        stamp = readable_timestamp(ts) or stamp
         yield stamp, rank, entry.line, entry
 
 
@@ -554,7 +554,7 @@ def _entry_steps(record: Record) -> list[Step]:
     kind = record.get("type")
     if not isinstance(kind, str) or not kind:
         raise RecordError("the entry has no `type`")
-    for key in ("sessionId", "uuid", "timestamp"):
+    for key in ("sessionId", "uuid"):  # an unreadable timestamp is a NULL ts, never a bad entry
         optional_string(record.get(key), key)
     if kind == "user":
         return _user_steps(record)
