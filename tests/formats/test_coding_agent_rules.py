@@ -343,3 +343,15 @@ def test_an_unreadable_claude_code_timestamp_is_a_null_ts_never_a_lost_entry(tmp
     episode = items[-1][1]  # type: ignore[index]
     assert [("ts" in s, s.get("text")) for s in episode["steps"]] == [(True, "hi"), (False, "hello"), (False, "bye")]
     assert episode["output"] == "bye" and episode["ended_at"] == episode["started_at"]
+
+
+def test_codex_an_item_of_a_skill_body_and_the_users_words_keeps_the_words(tmp_path: Path) -> None:
+    skill = "<skill>\n<name>frontend</name>\n<path>/skills/frontend/SKILL.md</path>\nDo it well.\n</skill>"
+    mixed = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": skill},
+                                                            {"type": "input_text", "text": "make the card nicer"}]}
+    path = _rollout(tmp_path, mixed, _answer("Done."), _user("<skill> what is this?"), _answer("A tag."))
+    [(_, episode)] = list(codex.episodes(Source(path)))
+    assert [(s["kind"], s.get("text")) for s in episode["steps"] if s["kind"] in ("user", "event")] == [
+        ("event", None), ("user", "make the card nicer"), ("user", "<skill> what is this?")]
+    assert episode["steps"][0]["data"]["text"] == skill
+    assert episode["input"] == "make the card nicer"
