@@ -355,3 +355,15 @@ def test_codex_an_item_of_a_skill_body_and_the_users_words_keeps_the_words(tmp_p
         ("event", None), ("user", "make the card nicer"), ("user", "<skill> what is this?")]
     assert episode["steps"][0]["data"]["text"] == skill
     assert episode["input"] == "make the card nicer"
+
+
+def test_a_progress_copy_of_a_bare_message_is_read_too(tmp_path: Path) -> None:
+    bare = {"role": "assistant", "content": [{"type": "tool_use", "id": "t7", "name": "Read",
+                                              "input": {"file_path": "/repo/a.py"}}]}
+    episode = _one(_write(tmp_path / "p" / f"{SESSION}.jsonl", [
+        _cc("u1", "user", "delegate"),
+        {**_cc("p1x", "progress", None, "u1"), "parentToolUseID": "t1",
+         "data": {"type": "agent_progress", "agentId": "a3", "message": bare}},
+    ]))
+    assert [(s["kind"], s.get("name"), s["meta"]["from_progress"]) for s in episode["steps"][1:]] == [
+        ("tool_call", "Read", True)]

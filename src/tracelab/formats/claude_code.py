@@ -208,10 +208,10 @@ def _read(source: Source) -> _File:
     for line, raw in source.lines():
         try:
             record = require_object(parse_json(raw), "the entry")
+            entries.append(_Entry(line, record, _entry_steps(record), _progress_copy(line, record)))
             kind = _unknown(record)
             if kind is not None:
                 unread[kind] = unread.get(kind, 0) + 1
-            entries.append(_Entry(line, record, _entry_steps(record), _progress_copy(line, record)))
         except (BadJSON, RecordError) as exc:
             bad.append(Quarantined(line, str(exc), raw))
     return _File(entries, bad, _head(entries), source.path, unread)
@@ -239,6 +239,8 @@ def _progress_copy(line: int, record: Record) -> _Entry | None:
     if record.get("type") != "progress" or not isinstance(data, dict) or data.get("type") != "agent_progress":
         return None
     copied = data.get("message")
+    if isinstance(copied, dict) and "type" not in copied and copied.get("role") in ("user", "assistant"):
+        copied = {"type": copied["role"], "message": copied}  # the bare message, without its entry
     if not isinstance(copied, dict) or copied.get("type") not in ("user", "assistant"):
         return None
     entry = {**copied, "isSidechain": True}
