@@ -160,7 +160,7 @@ def claude_code_counts(files: list[Path]) -> Counts:
 # -- Codex CLI, read with plain json -----------------------------------------------------------
 
 CODEX_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-                  "<turn_aborted>", "<subagent_notification>", "<skill>", "<user_shell_command>")
+                  "<turn_aborted>", "<subagent_notification>", "<skill>\n<name>")
 EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.MULTILINE)
 
 
@@ -206,14 +206,21 @@ def codex_counts(path: Path) -> Counts:
     for item in _codex_items(path):
         kind = item.get("type")
         if kind == "message":
-            parts = item.get("content") if isinstance(item.get("content"), list) else []
+            content = item.get("content")
+            parts = content if isinstance(content, list) else [{"type": "text", "text": content}] \
+                if isinstance(content, str) else []
             texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
                      and p.get("type") in ("input_text", "output_text", "text")]
+            others = [p for p in parts if not (isinstance(p, dict) and p.get("type") in (
+                "input_text", "output_text", "text") and isinstance(p.get("text"), str))]
+            if item.get("role") == "user":  # each text part Codex injected is not the user's
+                own = [t for t in texts if not t.lstrip().startswith(CODEX_INJECTED)]
+                if own or others or not texts:
+                    users += 1
+                    timeline.append(("user", "\n".join(own) if own else None))
+                continue
             text = "\n".join(texts) if texts else None
-            if item.get("role") == "user" and not (text or "").lstrip().startswith(CODEX_INJECTED):
-                users += 1
-                timeline.append(("user", text))
-            elif item.get("role") == "assistant" and text is not None and text.strip():
+            if item.get("role") == "assistant" and text is not None and text.strip():
                 assistants += 1
                 timeline.append(("assistant", text))
         elif isinstance(kind, str) and kind.endswith("_call"):

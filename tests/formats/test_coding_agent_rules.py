@@ -311,3 +311,59 @@ def test_a_session_opening_with_queue_operation_lines_is_claimed_and_grouped(tmp
     assert detect_format(Source(main)) is claude_code
     assert _one(main) == _one(sub)
     assert _kinds(_one(main)) == ["user", "user", "assistant"]
+
+
+def test_trace_stores_count_newer_run_types_and_drop_textless_answers(
+        store: Store, tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    root = {"id": "t1", "trace_id": "t1", "run_type": "chain", "name": "agent", "inputs": {"input": "hi"},
+            "outputs": {"output": "hello"}, "start_time": "2026-11-30T10:00:00"}
+    runs.write_text(json.dumps(root) + "\n" + json.dumps(
+        {"id": "r2", "trace_id": "t1", "parent_run_id": "t1", "run_type": "agent_step", "name": "plan",
+         "start_time": "2026-11-30T10:00:01"}) + "\n", encoding="utf-8")
+    report = store.ingest([runs], format="langsmith")
+    assert (report.added, report.quarantined, report.files[0].unread) == (1, 0, {"run_type:agent_step": 1})
+    llm = {"id": "t2", "trace_id": "t2", "run_type": "llm", "name": "model", "start_time": "2026-11-30T10:00:00",
+           "inputs": {"messages": [{"role": "user", "content": "hi"}]},
+           "outputs": {"choices": [{"message": {"role": "assistant", "content": "\n\n"}}]}}
+    (tmp_path / "llm").mkdir()
+    (tmp_path / "llm" / "runs.jsonl").write_text(json.dumps(llm) + "\n", encoding="utf-8")
+    store.ingest([tmp_path / "llm"], format="langsmith")
+    assert store.sql("SELECT kind FROM steps WHERE episode_id = 't2' ORDER BY idx").rows() == [("user",)]
+
+
+def test_an_unreadable_claude_code_timestamp_is_a_null_ts_never_a_lost_entry(tmp_path: Path) -> None:
+    path = _write(tmp_path / "p" / f"{SESSION}.jsonl", [
+        _cc("u1", "user", "hi"),
+        {**_cc("a1x", "assistant", [{"type": "text", "text": "hello"}], "u1"), "timestamp": 1764496800},
+        {**_cc("a2xx", "assistant", [{"type": "text", "text": "bye"}], "a1x"), "timestamp": "[trimmed]"},
+    ])
+    items = list(claude_code.episodes(Source(path)))
+    assert not any(isinstance(i, Quarantined) for i in items)
+    episode = items[-1][1]  # type: ignore[index]
+    assert [("ts" in s, s.get("text")) for s in episode["steps"]] == [(True, "hi"), (False, "hello"), (False, "bye")]
+    assert episode["output"] == "bye" and episode["ended_at"] == episode["started_at"]
+
+
+def test_codex_an_item_of_a_skill_body_and_the_users_words_keeps_the_words(tmp_path: Path) -> None:
+    skill = "<skill>\n<name>frontend</name>\n<path>/skills/frontend/SKILL.md</path>\nDo it well.\n</skill>"
+    mixed = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": skill},
+                                                            {"type": "input_text", "text": "make the card nicer"}]}
+    path = _rollout(tmp_path, mixed, _answer("Done."), _user("<skill> what is this?"), _answer("A tag."))
+    [(_, episode)] = list(codex.episodes(Source(path)))
+    assert [(s["kind"], s.get("text")) for s in episode["steps"] if s["kind"] in ("user", "event")] == [
+        ("event", None), ("user", "make the card nicer"), ("user", "<skill> what is this?")]
+    assert episode["steps"][0]["data"]["text"] == skill
+    assert episode["input"] == "make the card nicer"
+
+
+def test_a_progress_copy_of_a_bare_message_is_read_too(tmp_path: Path) -> None:
+    bare = {"role": "assistant", "content": [{"type": "tool_use", "id": "t7", "name": "Read",
+                                              "input": {"file_path": "/repo/a.py"}}]}
+    episode = _one(_write(tmp_path / "p" / f"{SESSION}.jsonl", [
+        _cc("u1", "user", "delegate"),
+        {**_cc("p1x", "progress", None, "u1"), "parentToolUseID": "t1",
+         "data": {"type": "agent_progress", "agentId": "a3", "message": bare}},
+    ]))
+    assert [(s["kind"], s.get("name"), s["meta"]["from_progress"]) for s in episode["steps"][1:]] == [
+        ("tool_call", "Read", True)]

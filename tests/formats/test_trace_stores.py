@@ -173,13 +173,18 @@ def test_any_trace_export_gives_one_item_per_trace(adapt, records) -> None:
 def test_langfuse_bad_lines_are_quarantined_with_their_line(write_jsonl) -> None:
     trace = {"id": "a", "timestamp": "2026-11-18T08:00:00Z", "input": "Hi", "output": "Hello",
              "observations": []}
-    items = list(langfuse.episodes(Source(write_jsonl(
-        [trace, "{cut", {**trace, "id": "b", "observations": [{"id": "o", "type": "LOG"}]}, {**trace, "id": "c"}]))))
+    source = Source(write_jsonl(
+        [trace, "{cut", {**trace, "id": "b", "observations": [{"id": "o", "type": 7}]}, {**trace, "id": "c"},
+         {**trace, "id": "d", "observations": [{"id": "o", "type": "LOG"}]}]))
+    items = list(langfuse.episodes(source))
     assert [(i.line, i.reason[:13]) for i in items if isinstance(i, Quarantined)] == [
         (2, "invalid JSON:"), (3, "observations[")]
-    assert items[2].reason == "observations[0]: type 'LOG' is not a Langfuse observation type"
+    assert items[2].reason == "observations[0]: type is not a string (a Langfuse observation type)"
+    # a newer observation type is counted, not read (docs/formats.md: forward compatibility)
     assert [(line, ep["episode_id"], ep["output"]) for line, ep in
-            (i for i in items if not isinstance(i, Quarantined))] == [(1, "a", "Hello"), (4, "c", "Hello")]
+            (i for i in items if not isinstance(i, Quarantined))] == [
+        (1, "a", "Hello"), (4, "c", "Hello"), (5, "d", "Hello")]
+    assert source.unread == {"observation:LOG": 1}
 
 
 def test_ids_that_are_not_strings_quarantine_or_pair_nothing(write_jsonl) -> None:

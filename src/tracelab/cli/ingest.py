@@ -56,8 +56,9 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, wait: f
            store_path: str | None, engine: str, spark_master: str | None) -> None:
     """Load trace files, folders (recursively) or globs into the store.
 
-    Prints episodes added, skipped (already ingested) and quarantined. Bad records
-    go to the `quarantine` table; the valid records of the same file still load.
+    Prints episodes added, skipped (already ingested) and quarantined, and per format the
+    record types its adapter did not read (a newer agent version's: counted, not quarantined).
+    Bad records go to the `quarantine` table; the valid records of the same file still load.
     Once the input passes 32 MB, records are parsed in worker processes, one per
     CPU ($TRACELAB_WORKERS sets how many; 0 parses in this process only).
     """

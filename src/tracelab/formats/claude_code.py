@@ -202,10 +202,10 @@ def _read(source: Source) -> _File:
     for line, raw in source.lines():
         try:
             record = require_object(parse_json(raw), "the entry")
+            entries.append(_Entry(line, record, _entry_steps(record), _progress_copy(line, record)))
             kind = _unknown(record)
             if kind is not None:
                 unread[kind] = unread.get(kind, 0) + 1
-            entries.append(_Entry(line, record, _entry_steps(record), _progress_copy(line, record)))
         except (BadJSON, RecordError) as exc:
             bad.append(Quarantined(line, str(exc), raw))
     return _File(entries, bad, _head(entries), source.path, unread)
@@ -233,6 +233,8 @@ def _progress_copy(line: int, record: Record) -> _Entry | None:
     if record.get("type") != "progress" or not isinstance(data, dict) or data.get("type") != "agent_progress":
         return None
     copied = data.get("message")
+    if isinstance(copied, dict) and "type" not in copied and copied.get("role") in ("user", "assistant"):
+        copied = {"type": copied["role"], "message": copied}  # the bare message, without its entry
     if not isinstance(copied, dict) or copied.get("type") not in ("user", "assistant"):
         return None
     entry = {**copied, "isSidechain": True}
@@ -252,7 +254,7 @@ def _head(entries: list[_Entry]) -> _Head | None:
     first = next((e.record for e in entries if isinstance(e.record.get("sessionId"), str)), None)
     if first is None:
         return None
-    stamps = [e.record["timestamp"] for e in entries if isinstance(e.record.get("timestamp"), str)]
+    stamps = [e.record["timestamp"] for e in entries if readable_timestamp(e.record.get("timestamp"))]
     sidechain = first.get("isSidechain") is True
     slug = first.get("slug") if isinstance(first.get("slug"), str) and not sidechain else None
     return _Head(first["sessionId"], slug, sidechain, min(stamps, default=""))
@@ -469,7 +471,7 @@ def _keyed(rank: int, file: _File) -> Iterator[tuple[str, int, int, _Entry]]:
     stamp = ""
     for entry in file.entries:
         ts = entry.record.get("timestamp")
-        stamp = ts if isinstance(ts, str) else stamp
+        stamp = readable_timestamp(ts) or stamp
         yield stamp, rank, entry.line, entry
 
 
@@ -548,7 +550,7 @@ def _entry_steps(record: Record) -> list[Step]:
     kind = record.get("type")
     if not isinstance(kind, str) or not kind:
         raise RecordError("the entry has no `type`")
-    for key in ("sessionId", "uuid", "timestamp"):
+    for key in ("sessionId", "uuid"):  # an unreadable timestamp is a NULL ts, never a bad entry
         optional_string(record.get(key), key)
     if kind == "user":
         return _user_steps(record)

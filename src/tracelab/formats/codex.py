@@ -28,7 +28,16 @@ from tracelab.formats.episodes import (
     tool_result_step,
 )
 from tracelab.formats.records import first_record, is_json_document
-from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, rest, type_of
+from tracelab.formats.values import (
+    TEXT_PART_TYPES,
+    Record,
+    RecordError,
+    Step,
+    optional_string,
+    require_object,
+    rest,
+    type_of,
+)
 
 name = "codex"
 summary = "Codex CLI rollout JSONL (~/.codex/sessions/**/rollout-*.jsonl): {timestamp, type, payload}"
@@ -67,7 +76,7 @@ PATCH_TOOL = "apply_patch"
 SHELLS = ("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash")
 CONTEXT_PREFIXES = (
     "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<turn_aborted>",
-    "<subagent_notification>", "<skill>", "<user_shell_command>",
+    "<subagent_notification>", "<skill>\n<name>",
 )
 """How a user-role item Codex itself writes begins: an `event`, not a user message."""
 PATCH_FAILED = ("apply_patch verification failed", "Failed to apply patch")
@@ -249,9 +258,7 @@ def _message(item: Record) -> list[Step]:
     text, parts = content_text(item.get("content"), "payload.content")
     extra = rest(item, ("type", "role", "content", "id"))
     if role == "user":
-        if text is not None and text.lstrip().startswith(CONTEXT_PREFIXES):
-            return [{"kind": "event", "name": "context", "data": {"text": text}}]
-        return [message_step("user", text, parts, extra)]
+        return _user_message(item.get("content"), text, parts, extra)
     if role in ("developer", "system"):
         return [message_step("system", text, parts, extra)]
     if role == "assistant":
@@ -259,6 +266,23 @@ def _message(item: Record) -> list[Step]:
             return [{"kind": "event", "name": "thinking", "data": {"parts": parts}}] if parts else []
         return [message_step("assistant", text, parts, extra)]
     raise RecordError(f"payload.role {role!r} is not user, developer, system or assistant")
+
+
+def _user_message(content: Any, text: str | None, parts: list[Any], extra: Record) -> list[Step]:
+    """A user item: what Codex wrote itself (`CONTEXT_PREFIXES`) is an event `context`, the rest
+    the user's message. Codex may put both in one item, one text part each (a skill's body, then
+    the user's words): each text part is judged on its own."""
+    texts = [content] if isinstance(content, str) else [
+        p if isinstance(p, str) else p["text"] for p in content or []
+        if isinstance(p, str) or (type_of(p) in TEXT_PART_TYPES and isinstance(p.get("text"), str))]
+    injected = [t for t in texts if t.lstrip().startswith(CONTEXT_PREFIXES)]
+    if not injected:
+        return [message_step("user", text, parts, extra)]
+    steps: list[Step] = [{"kind": "event", "name": "context", "data": {"text": "\n".join(injected)}}]
+    own = [t for t in texts if not t.lstrip().startswith(CONTEXT_PREFIXES)]
+    if own or parts:
+        steps.append(message_step("user", "\n".join(own) if own else None, parts, extra))
+    return steps
 
 
 def _call(item: Record, kind: str) -> Step:

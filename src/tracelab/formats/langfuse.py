@@ -120,12 +120,18 @@ def to_episode(record: Any, source: Source, line: int) -> Record:
         require_object(o, f"observations[{i}]")
         for i, o in enumerate(require_list(trace.get("observations"), "observations"))
     ]
+    newer: list[str] = []
     for index, observation in enumerate(observations):
-        if not _is_type(observation.get("type")):
-            raise RecordError(f"observations[{index}]: type {observation.get('type')!r} is not a "
-                              "Langfuse observation type")
+        kind = observation.get("type")
+        if not isinstance(kind, str):
+            raise RecordError(f"observations[{index}]: type is not a string (a Langfuse observation type)")
+        if not _is_type(kind):
+            newer.append(kind)
         for key in ("id", "name"):
             optional_string(observation.get(key), f"observations[{index}].{key}")
+    for kind in newer:  # a newer observation type: counted, not read
+        source.unread[f"observation:{kind}"] += 1
+    observations = [o for o in observations if _is_type(o.get("type"))]
     ordered = sorted(enumerate(observations), key=lambda p: (_text(p[1].get("startTime")), p[0]))
     steps = _steps([o for _, o in ordered], trace)
     return build_episode(_fields(trace, observations), steps, None)

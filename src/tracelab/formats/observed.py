@@ -90,6 +90,10 @@ def message_steps(found: Message) -> list[Step]:
     tool runs instead."""
     if found.role == "tool" or (not found.text and not found.parts):
         return []
+    if found.role == "assistant" and not (found.text or "").strip():
+        # no assistant step without text (docs/formats.md, Coding-agent sessions): its other
+        # parts (thinking) are an event
+        return [{"kind": "event", "name": "thinking", "data": {"parts": found.parts}}] if found.parts else []
     return [message_step(found.role, found.text, found.parts, {})]
 
 
