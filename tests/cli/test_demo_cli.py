@@ -51,7 +51,7 @@ def test_demo_shows_ingest_counts_writes_leaks_coverage_and_the_check(tmp_path, 
     assert cover == "sample-agents: exercise coverage of 172 assertions in 13 cases over 36 runs"
     check = lines[lines.index(HEADINGS[6]) + 1:]
     assert check[0] == "sample-agents: 7/13 cases passed, 26/36 runs"
-    assert check[1] == "  FAIL  roster-other-org (2/3 runs; a permission boundary was crossed)"
+    assert check[1] == "  FAIL  roster-other-org (2/3 runs; a permission boundary was crossed: must_not_leak)"
     assert sum(line.startswith("  FAIL  ") for line in check) == 6
 
 
