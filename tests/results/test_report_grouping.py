@@ -5,12 +5,13 @@ case, naming the permission types that failed, never of every reason."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import episode
+from tests.conftest import REPO, episode
 from tracelab.cli import cli
 from tracelab.store import open_store
 
@@ -150,3 +151,15 @@ def test_text_lines_fit_120_columns(tmp_path, write_jsonl):
     out = CliRunner().invoke(cli, ["check", str(suite), "--store", str(store), "--no-save"]).stdout
     assert max(len(line) for line in out.splitlines()) <= 120
     assert "must_not_write[0] + undeclared_writes" in out
+
+
+def test_readme_text_report_example_is_what_the_sample_suite_prints(tmp_path):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```\n(  FAIL  delete-account .*?)```", readme, flags=re.S)
+    assert example, "README.md: the text report example is gone"
+    store = tmp_path / "s.duckdb"
+    runner = CliRunner()
+    runner.invoke(cli, ["ingest", "-q", "--store", str(store), str(REPO / "sample_traces")])
+    out = runner.invoke(cli, ["check", str(REPO / "sample_traces" / "suite.yaml"), "--store", str(store),
+                              "--no-save"]).stdout
+    assert example.group(1) in out
