@@ -27,7 +27,7 @@ demo: $(VENV)/.installed
 ## on every CPU (pytest-xdist; a test file stays on one worker, so Spark's tests share one JVM)
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m mypy src/tracelab
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -rs -n auto --dist loadfile
 
 ## browser: Debian's Chromium for the report's browser test (tests/view/test_browser.py fails without it)
 browser:
@@ -51,7 +51,7 @@ notebook: $(VENV)/.installed-notebook
 
 ## soak: the slow tests (large corpora, kill/fault tests at scale)
 soak: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m slow -o addopts=""
+	$(BIN)/python -m pytest -q -rs -m slow -o addopts=""
 
 ## bench: generate corpora and measure side by side; writes benchmarks/results/latest.json
 bench: $(VENV)/.installed-test

@@ -28,7 +28,8 @@ def test_demo_shows_ingest_counts_writes_leaks_coverage_and_the_check(tmp_path, 
 
     assert result.exit_code == 0, result.output  # failing sample cases are the point: still 0
     assert [line for line in lines if line.startswith("== ")] == HEADINGS
-    assert lines[1] == "76 episodes added, 2 skipped, 19 quarantined, 4 files not traces"
+    assert lines[1] == ("76 episodes added, 0 skipped, 2 merged into an earlier session, 19 quarantined, "
+                        "4 files not traces")
     assert lines[3:9] == [
         "  episodes                76",
         "  steps                  521",

@@ -23,14 +23,18 @@ def demo(traces: str, store_path: str | None) -> None:
     then check TRACES/suite.yaml when there is one and show its coverage. Exits 0 even when the sample suite has
     failing cases: they are there to be shown.
     """
+    from tracelab.results.report import plural
     from tracelab.results.summary import executed_writes, runs_mentioning, summarize
     from tracelab.store import open_store
 
     with open_store(store_path) as store:
         report = store.ingest([traces])
         click.secho(f"== ingest {traces}", bold=True)
-        click.echo(f"{report.added} episodes added, {report.skipped} skipped, "
-                   f"{report.quarantined} quarantined, {report.count('not-a-trace')} files not traces")
+        merged = f", {report.merged} merged into an earlier session" if report.merged else ""
+        not_traces = report.count("not-a-trace")
+        click.echo(f"{plural(report.added, 'episode')} added, {report.skipped} skipped{merged}, "
+                   f"{report.quarantined} quarantined, {plural(not_traces, 'file')} not "
+                   f"{'a trace' if not_traces == 1 else 'traces'}")
         summary = summarize(store)
         click.secho("== what is in the store", bold=True)
         for table, count in summary.tables.items():

@@ -192,7 +192,7 @@ def render_table(frame: pl.DataFrame, *, color: bool) -> str:
 @store_option
 def info(fmt: str, store_path: str | None) -> None:
     """Counts per table, formats, agents and quarantine size."""
-    from tracelab.results.report import indented_json, printable
+    from tracelab.results.report import indented_json, plural, printable
     from tracelab.results.summary import summarize
     from tracelab.store import open_store
 
@@ -203,15 +203,18 @@ def info(fmt: str, store_path: str | None) -> None:
             "store": summary.store, "tables": summary.tables,
             "formats": [{"format": k, "files": v} for k, v in summary.formats],
             "agents": [{"agent": k, "episodes": v} for k, v in summary.agents],
+            "agents_total": summary.agents_total,
             "tools_declared": summary.declared, "tools_unknown": summary.undeclared,
             "executed_writes": summary.writes, "calls_with_unknown_effect": summary.unknown_effect}))
         return
     click.echo(f"store: {printable(summary.store)}")
     for table, count in summary.tables.items():
         click.echo(f"  {table:<17} {count:>10,}")
-    click.echo("formats: " + (", ".join(f"{printable(k)} ({v} files)" for k, v in summary.formats) or "none"))
-    click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary.agents)
+    click.echo("formats: " + (", ".join(f"{printable(k)} ({plural(v, 'file')})" for k, v in summary.formats)
                               or "none"))
+    more = summary.agents_total - len(summary.agents)
+    click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary.agents)
+                              or "none") + (f", and {plural(more, 'more agent')}" if more else ""))
     click.echo(f"tools declared: {summary.declared:,} episodes, unknown: {summary.undeclared:,}")
     unknown = summary.unknown_effect
     click.echo(f"executed writes: {summary.writes:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "

@@ -49,6 +49,9 @@ from tracelab.formats.common import (
 )
 
 name = "claude-code"
+merges_files = True
+"""Every file of a session yields the session's one episode (module docstring): ingest reports the
+later files as merged into the session, not as already ingested."""
 summary = "Claude Code session JSONL (~/.claude/projects/*/*.jsonl): one entry per line"
 maps = (
     "episode = a session: every file of the project folder linked to it by sessionId "

@@ -79,10 +79,13 @@ class Store:
 
     def ingest(self, paths: Sequence[str | os.PathLike[str] | Input], format: str = "auto", *,
                replace: bool = False,
-               progress: Callable[[FileReport, int], None] | None = None, workers: int = 0) -> IngestReport:
+               progress: Callable[[FileReport, int], None] | None = None, workers: int = 0,
+               agent: str | None = None, model: str | None = None, tags: Sequence[str] = ()) -> IngestReport:
         """Load trace files, folders or globs (see `tracelab.ingest.pipeline.ingest_paths`, and its
-        `workers` for the caveat of worker processes)."""
+        `workers` for the caveat of worker processes). `agent` and `model` are set on the episodes
+        added whose records name none, `tags` added to theirs (`ingest --agent/--model/--tag`)."""
         from tracelab.ingest.pipeline import ingest_paths
+        from tracelab.ingest.writer import EpisodeFill
 
         if self.read_only:
             kind = "a Parquet store" if self.parquet else "a store opened read-only"
@@ -91,7 +94,8 @@ class Store:
             # the store is verified before the first write, not up front: a re-run that finds
             # every file already ingested writes nothing and reads only `sources`
             return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress,
-                                workers=workers, before_write=self.verify)
+                                workers=workers, before_write=self.verify,
+                                fill=EpisodeFill(agent, model, tuple(tags)))
         except duckdb.Error as exc:
             if is_damage(exc):  # met while looking files up in `sources`
                 raise damaged_store_error(exc, self.path) from None
