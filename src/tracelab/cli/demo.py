@@ -23,9 +23,9 @@ def demo(traces: str, store_path: str | None) -> None:
     then check TRACES/suite.yaml when there is one and show its coverage. Exits 0 even when the sample suite has
     failing cases: they are there to be shown.
     """
-    from tracelab.results.report import plural
     from tracelab.results.summary import executed_writes, runs_mentioning, summarize
     from tracelab.store import open_store
+    from tracelab.words import plural
 
     with open_store(store_path) as store:
         report = store.ingest([traces])
@@ -52,6 +52,7 @@ def demo(traces: str, store_path: str | None) -> None:
 def _declare_effects(store: Store, path: Path) -> None:
     """Declare TRACES/effects.yaml, when there is one, and show the executed writes it reveals."""
     from tracelab.results.summary import executed_write_count
+    from tracelab.words import plural
 
     if not path.is_file():
         return
@@ -60,8 +61,9 @@ def _declare_effects(store: Store, path: Path) -> None:
     click.secho(f"== tracelab effects import {path} (what the sample tools do: {count} names and globs)",
                 bold=True)
     after = executed_write_count(store)
-    click.echo(f"executed writes: {before} before, {after} after; "
-               f"{store.effects.unknown_calls()} calls still have an unknown effect (`tracelab effects unknown`)")
+    unknown = store.effects.unknown_calls()
+    click.echo(f"executed writes: {before} before, {after} after; {plural(unknown, 'call')} still "
+               f"{'has' if unknown == 1 else 'have'} an unknown effect (`tracelab effects unknown`)")
 
 
 def _check(store: Store, suite: Path) -> None:

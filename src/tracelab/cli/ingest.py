@@ -10,7 +10,7 @@ import click
 from tracelab.cli.engine import engine_options, spark_store
 from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
-from tracelab.results.report import plural
+from tracelab.words import plural
 
 if TYPE_CHECKING:
     from tracelab.ingest.batches import FileReport, IngestReport
@@ -46,8 +46,8 @@ class _Seconds(click.ParamType[float]):
                    "episodes whose content differs instead of quarantining the new one.")
 @click.option("--quiet", "-q", is_flag=True,
               help="Errors and the one-line summary only: no progress bar, no per-file lines.")
-@click.option("--agent", default=None, help="Set this agent on the episodes added whose source names none.")
-@click.option("--model", default=None, help="Set this model on the episodes added whose source names none.")
+@click.option("--agent", default=None, help="The agent of the episodes added whose source names none.")
+@click.option("--model", default=None, help="The model of the episodes added whose source names none.")
 @click.option("--tag", "tags", multiple=True, help="Add this tag to the episodes added (repeatable).")
 @click.option("--wait", type=_Seconds(), is_flag=False, flag_value=DEFAULT_WAIT, default=0.0,
               metavar="[SECONDS]",

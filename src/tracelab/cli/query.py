@@ -192,9 +192,10 @@ def render_table(frame: pl.DataFrame, *, color: bool) -> str:
 @store_option
 def info(fmt: str, store_path: str | None) -> None:
     """Counts per table, formats, agents and quarantine size."""
-    from tracelab.results.report import indented_json, plural, printable
+    from tracelab.results.report import indented_json, printable
     from tracelab.results.summary import summarize
     from tracelab.store import open_store
+    from tracelab.words import plural
 
     with open_store(store_path, read_only=True, create=False) as store:
         summary = summarize(store)
@@ -215,7 +216,8 @@ def info(fmt: str, store_path: str | None) -> None:
     more = summary.agents_total - len(summary.agents)
     click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary.agents)
                               or "none") + (f", and {plural(more, 'more agent')}" if more else ""))
-    click.echo(f"tools declared: {summary.declared:,} episodes, unknown: {summary.undeclared:,}")
+    click.echo(f"tools declared: {summary.declared:,} episode{'' if summary.declared == 1 else 's'}, "
+               f"unknown: {summary.undeclared:,}")
     unknown = summary.unknown_effect
     click.echo(f"executed writes: {summary.writes:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
                "an unknown effect" + (": see `tracelab effects unknown`" if unknown else ""))

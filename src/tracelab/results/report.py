@@ -11,6 +11,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
+from tracelab.words import plural
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -170,10 +172,6 @@ def crossed(families: tuple[str, ...]) -> str:
 def _runs(n: int) -> str:
     return plural(n, "run")
 
-
-def plural(n: int, noun: str) -> str:
-    """``1 run``, ``2 runs``, ``0 runs``: a count and its noun, agreeing."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 _ANSI = {"red": "31", "green": "32", "yellow": "33"}
