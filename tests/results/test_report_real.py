@@ -27,7 +27,13 @@ pytestmark = pytest.mark.skipif(not (AGENTDOJO.exists() and TAU.exists()),
 def test_check_text_names_every_failing_assertion_of_every_failing_case(tmp_path):
     db = str(tmp_path / "real.duckdb")
     runner = CliRunner()
-    assert runner.invoke(cli, ["ingest", "-q", "--store", db, str(AGENTDOJO), str(TAU)]).exit_code == 0
+    assert runner.invoke(cli, ["ingest", "-q", "--store", db, str(AGENTDOJO)]).exit_code == 0
+    # tau-bench records no model: say it at ingest
+    tau = runner.invoke(cli, ["ingest", "-q", "--store", db, str(TAU), "--model", "gpt-4o", "--agent", "tau-bench",
+                              "--tag", "airline"])
+    assert tau.exit_code == 0 and tau.stderr == ""  # -q: the non-trace files of the folder are not listed
+    info = json.loads(runner.invoke(cli, ["info", "--store", db, "--format", "json"]).stdout)
+    assert {"agent": "tau-bench", "episodes": 200} in info["agents"]
     assert runner.invoke(cli, ["effects", "set", "--store", db, *WRITES]).exit_code == 0
     text = runner.invoke(cli, ["check", str(SUITE), "--store", db, "--no-save"]).stdout
     doc = json.loads(runner.invoke(cli, ["check", str(SUITE), "--store", db, "--no-save", "--format", "json"]).stdout)
@@ -48,3 +54,16 @@ def test_check_text_names_every_failing_assertion_of_every_failing_case(tmp_path
     assert any(line.startswith("        trace_must_not_call_tool[0]: ") for line in text.splitlines())
     assert "this run crossed a permission boundary" not in text
     assert max(len(line) for line in text.splitlines()) <= 120
+
+
+def test_ingest_model_fills_tau_bench_and_leaves_agentdojo_models(tmp_path):
+    db = str(tmp_path / "real.duckdb")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["ingest", "-q", "--store", db, str(AGENTDOJO), str(TAU), "--model", "gpt-4o",
+                                 "--tag", "issue-26"])
+    assert result.exit_code == 0, result.output
+    rows = runner.invoke(cli, ["sql", "--store", db, "--format", "csv",
+                               "SELECT source_format, model = 'gpt-4o' AS filled, count(*) AS n, "
+                               "bool_and(list_contains(tags, 'issue-26')) AS tagged FROM episodes GROUP BY ALL "
+                               "ORDER BY ALL"]).stdout.splitlines()
+    assert rows == ["source_format,filled,n,tagged", "agentdojo,false,3298,true", "tau-bench,true,200,true"]
