@@ -244,7 +244,8 @@ def render_junit(run: CheckRun) -> str:
                         f"{printable(a.assertion_id)} ({_runs(a.failed_runs)})" for a in mine)
             failure = ET.SubElement(element, "failure", message=message,
                                     type=mine[0].assertion_type if mine else "no_runs")
-            failure.text = "\n".join(line for a in mine for line in _assertion_lines(a, case.runs, clip=False))
+            # the text report's lines, less its case indentation (8 columns)
+            failure.text = "\n".join(line[8:] for a in mine for line in _assertion_lines(a, case.runs, clip=False))
         rows = result.verdicts.filter(pl.col("case_id") == case.id)
         not_exercised = rows.filter(pl.col("exercised") == "no")
         if not_exercised.height:
