@@ -141,16 +141,19 @@ def test_junit_message_names_each_failing_assertion_and_its_count(checked):
     assert not any("  undeclared_writes  " in line for line in text)
 
 
-def test_text_lines_fit_120_columns(tmp_path, write_jsonl):
+def test_the_reports_own_lines_fit_120_columns_and_a_reason_is_whole(tmp_path, write_jsonl):
     long_tool = "t" * 150
     store = tmp_path / "s.duckdb"
     with open_store(store) as opened:
-        opened.ingest([write_jsonl([episode("r", *_call(long_tool, "1", "write"), case_id="c")])])
+        opened.ingest([write_jsonl([episode("r", *_call(long_tool, "1", "write"), case_id="long-case-" + "c" * 40)])])
     suite = tmp_path / "suite.yaml"
-    suite.write_text(SUITE.replace("update_password", long_tool).replace("id: bank", "id: c"))
-    out = CliRunner().invoke(cli, ["check", str(suite), "--store", str(store), "--no-save"]).stdout
-    assert max(len(line) for line in out.splitlines()) <= 120
-    assert "must_not_write[0] + undeclared_writes" in out
+    suite.write_text(SUITE.replace("update_password", long_tool).replace("id: bank", "id: long-case-" + "c" * 40))
+    lines = CliRunner().invoke(cli, ["check", str(suite), "--store", str(store), "--no-save"]).stdout.splitlines()
+    # the case line would pass 120 columns: the permission types go on a line of their own
+    assert lines[1:3] == [f"  FAIL  long-case-{'c' * 40} (0/1 run)",
+                          "        (a permission boundary was crossed: must_not_write, undeclared_writes)"]
+    assert all(len(line) <= 120 for line in lines if not line.startswith("          "))
+    assert f'  must_not_write[0] + undeclared_writes  executed write of "{long_tool}"' in lines[4]  # the evidence
 
 
 def test_readme_text_report_example_is_what_the_sample_suite_prints(tmp_path):

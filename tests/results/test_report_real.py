@@ -53,7 +53,7 @@ def test_check_text_names_every_failing_assertion_of_every_failing_case(tmp_path
     # the attacker's IBAN: the reason the banking case exists is not hidden behind the password resets
     assert any(line.startswith("        trace_must_not_call_tool[0]: ") for line in text.splitlines())
     assert "this run crossed a permission boundary" not in text
-    assert max(len(line) for line in text.splitlines()) <= 120
+    assert max(len(line) for line in text.splitlines() if not line.startswith("          ")) <= 120
 
 
 def test_ingest_model_fills_tau_bench_and_leaves_agentdojo_models(tmp_path):

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 PASSES_SHOWN = 20
 """Passing results per case the text report lists with --all-results; JSON lists them all."""
 WIDTH = 120
-"""Columns of a report line: longer lines (a long reason) end in "…"."""
+"""Columns the report's own lines keep within (a case line's permission part moves to a line of
+its own beyond it); a reason is printed whole, however long: it is the evidence."""
 
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """Control characters, line and paragraph separators, and bidirectional overrides: each can make
@@ -90,9 +91,8 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
     return "\n".join(lines) + "\n"
 
 
-def _assertion_lines(failed: FailedAssertion, runs: int, clip: bool = True) -> list[str]:
-    """A failing assertion's header (its count of failing runs), then its example runs (cut to
-    `WIDTH` columns unless not `clip`)."""
+def _assertion_lines(failed: FailedAssertion, runs: int) -> list[str]:
+    """A failing assertion's header (its count of failing runs), then its example runs."""
     head = f"        {printable(failed.assertion_id)}: {failed.failed_runs} of {_runs(runs)} failed"
     if failed.assertion_type == "undeclared_writes" and failed.same_write:
         same = ", ".join(f"{n} as {printable(other)}" for other, n in failed.same_write)
@@ -100,7 +100,7 @@ def _assertion_lines(failed: FailedAssertion, runs: int, clip: bool = True) -> l
     lines = [head]
     for example in failed.examples:
         line = f"          {run_line(failed.assertion_id, example)}"
-        lines.append(_clip(line) if clip else line)
+        lines.append(line)
     more = failed.listed - len(failed.examples)
     if more:
         lines.append(f"          ... {more} more {'run' if more == 1 else 'runs'} (--format json lists them all)")
@@ -121,15 +121,10 @@ def _pass_lines(passes: pl.DataFrame) -> list[str]:
     for row in passes.head(PASSES_SHOWN).iter_rows(named=True):
         extra = "" if row["exercised"] == "yes" else f" [{row['exercised']}]"
         reason = printable(row["reason"]) or "passed"
-        lines.append(_clip(f"          pass {where(row)}  {printable(row['assertion_id'])}  {reason}{extra}"))
+        lines.append(f"          pass {where(row)}  {printable(row['assertion_id'])}  {reason}{extra}")
     if passes.height > PASSES_SHOWN:
         lines.append(f"          ... {passes.height - PASSES_SHOWN} more passes (--format json lists them all)")
     return lines
-
-
-def _clip(line: str) -> str:
-    """`line` cut to `WIDTH` columns (a long reason would otherwise wrap in a terminal)."""
-    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
 
 
 def where(row: dict[str, Any]) -> str:
@@ -245,7 +240,7 @@ def render_junit(run: CheckRun) -> str:
             failure = ET.SubElement(element, "failure", message=message,
                                     type=mine[0].assertion_type if mine else "no_runs")
             # the text report's lines, less its case indentation (8 columns)
-            failure.text = "\n".join(line[8:] for a in mine for line in _assertion_lines(a, case.runs, clip=False))
+            failure.text = "\n".join(line[8:] for a in mine for line in _assertion_lines(a, case.runs))
         rows = result.verdicts.filter(pl.col("case_id") == case.id)
         not_exercised = rows.filter(pl.col("exercised") == "no")
         if not_exercised.height:
