@@ -15,7 +15,7 @@ earlier `sessionId`), a plan carried into a fresh context keeps the session's
 `<session>/subagents/agent-<id>.jsonl`) whose entries carry the parent's
 `sessionId` and `isSidechain: true`. Reading any file of such a group yields
 the group's one episode, the same whichever file it is read from, so ingest
-stores it once and skips it as identical for the other files.
+stores it once and reports the other files as merged into it (`merges_files`).
 """
 from __future__ import annotations
 
