@@ -97,22 +97,19 @@ def _assertion_lines(failed: FailedAssertion, runs: int) -> list[str]:
     if failed.assertion_type == "undeclared_writes" and failed.same_write:
         same = ", ".join(f"{n} as {printable(other)}" for other, n in failed.same_write)
         head += f"; the same write in {same} (listed there)"
-    lines = [head]
-    for example in failed.examples:
-        line = f"          {run_line(failed.assertion_id, example)}"
-        lines.append(line)
+    lines = [head] + [f"          {_run_line(failed.assertion_id, example)}" for example in failed.examples]
     more = failed.listed - len(failed.examples)
     if more:
-        lines.append(f"          ... {more} more {'run' if more == 1 else 'runs'} (--format json lists them all)")
+        lines.append(f"          ... {plural(more, 'more run')} (--format json lists them all)")
     return lines
 
 
-def run_line(assertion_id: str, example: Example) -> str:
+def _run_line(assertion_id: str, example: Example) -> str:
     """`run[ step N]  assertion[ + also]  reason`: one failing run of an assertion, on one line even
     when the same write fails two assertions (`must_not_write[0] + undeclared_writes`)."""
     ids = " + ".join(str(printable(i)) for i in (assertion_id, *example.also))
-    reasons = printable(example.reason) or "failed"
-    return f"{where({'episode_id': example.episode_id, 'step_idx': example.step_idx})}  {ids}  {reasons}"
+    reason = printable(example.reason) or "failed"
+    return f"{where({'episode_id': example.episode_id, 'step_idx': example.step_idx})}  {ids}  {reason}"
 
 
 def _pass_lines(passes: pl.DataFrame) -> list[str]:
@@ -123,7 +120,8 @@ def _pass_lines(passes: pl.DataFrame) -> list[str]:
         reason = printable(row["reason"]) or "passed"
         lines.append(f"          pass {where(row)}  {printable(row['assertion_id'])}  {reason}{extra}")
     if passes.height > PASSES_SHOWN:
-        lines.append(f"          ... {passes.height - PASSES_SHOWN} more passes (--format json lists them all)")
+        lines.append(f"          ... {plural(passes.height - PASSES_SHOWN, 'more pass', 'more passes')} "
+                     "(--format json lists them all)")
     return lines
 
 
@@ -149,13 +147,12 @@ def _case_lines(case: CaseVerdict, style: Callable[..., str]) -> list[str]:
 
 def _case_detail(case: CaseVerdict) -> str:
     if case.runs == 0:
-        detail = "no run selected" + ("; allow_no_runs" if case.passed else "")
-    elif case.passed:
-        detail = _runs(case.runs) if case.runs_passed == case.runs else \
-            f"{case.runs_passed}/{_runs(case.runs)}, min_pass_rate {case.min_pass_rate:g}"
-    else:
-        detail = f"{case.runs_passed}/{_runs(case.runs)}"
-    return detail
+        return "no run selected" + ("; allow_no_runs" if case.passed else "")
+    if case.passed and case.runs_passed == case.runs:
+        return _runs(case.runs)
+    if case.passed:
+        return f"{case.runs_passed}/{_runs(case.runs)}, min_pass_rate {case.min_pass_rate:g}"
+    return f"{case.runs_passed}/{_runs(case.runs)}"
 
 
 def crossed(families: tuple[str, ...]) -> str:
@@ -166,7 +163,6 @@ def crossed(families: tuple[str, ...]) -> str:
 
 def _runs(n: int) -> str:
     return plural(n, "run")
-
 
 
 _ANSI = {"red": "31", "green": "32", "yellow": "33"}
