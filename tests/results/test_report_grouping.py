@@ -166,3 +166,16 @@ def test_readme_text_report_example_is_what_the_sample_suite_prints(tmp_path):
     out = runner.invoke(cli, ["check", str(REPO / "sample_traces" / "suite.yaml"), "--store", str(store),
                               "--no-save"]).stdout
     assert example.group(1) in out
+
+
+def test_one_case_one_run_reads_in_the_singular(tmp_path, write_jsonl):
+    store = tmp_path / "s.duckdb"
+    with open_store(store) as opened:
+        opened.ingest([write_jsonl([episode("only", case_id="chat", output="bye")])])
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SUITE.split("  - id: bank")[0] + SUITE.split("tool: send_money}\n")[1])
+    check = CliRunner().invoke(cli, ["check", str(suite), "--store", str(store), "--no-save"]).stdout.splitlines()
+    assert check[:3] == ["grouping: 0/1 case passed, 0/1 run", "  FAIL  chat (0/1 run)",
+                         "        must_mention[0]: 1 of 1 run failed"]
+    cover = CliRunner().invoke(cli, ["cover", str(suite), "--store", str(store)]).stdout.splitlines()
+    assert cover[0] == "grouping: exercise coverage of 3 assertions in 1 case over 1 run"
