@@ -51,7 +51,7 @@ notebook: $(VENV)/.installed-notebook
 
 ## soak: the slow tests (large corpora, kill/fault tests at scale)
 soak: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m slow -o addopts=""
+	$(BIN)/python -m pytest -q -rs -m slow -o addopts=""
 
 ## bench: generate corpora and measure side by side; writes benchmarks/results/latest.json
 bench: $(VENV)/.installed-test

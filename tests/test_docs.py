@@ -99,7 +99,8 @@ def test_every_exit_code_is_in_docs_cli(code):
 def test_the_json_output_keys_are_documented():
     text = section(doc("cli.md"), 4)
     for key in ("tracelab_version", "suite_sha256", "run_id", "summary", "cases_passed",
-                "runs_passed", "not_exercised", "unknown", "min_pass_rate", "exercised", "reason"):
+                "runs_passed", "not_exercised", "unknown", "min_pass_rate", "exercised", "reason",
+                "permission_failures", "failures", "severity", "failed_runs", "same_write", "examples", "also"):
         assert f'"{key}"' in text, key
 
 

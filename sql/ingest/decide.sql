@@ -4,9 +4,13 @@
 -- `first_line`), or 'replace' (with $replace: BOOLEAN). Only stored episodes count as seen:
 -- those committed, and those of the open transaction (txn_seen). Several files may share a
 -- batch: `line` orders the batch's records (files in input order, each in line order).
+-- `other_file` (of a 'skip'): the identical episode came from another file (an earlier one of
+-- this ingest, or the stored episode's `source_uri` is not this file's): a session read whole
+-- from each of its files (Claude Code) is merged into the first, not "already ingested".
 CREATE OR REPLACE TEMP TABLE stage_decide AS
 WITH checked AS (
-    SELECT s.line, s.file_no, s.src_line, s.eid, s.hash, coalesce(s.reason, t.reason, st.reason) AS reason
+    SELECT s.line, s.file_no, s.src_line, s.source_uri, s.eid, s.hash,
+           coalesce(s.reason, t.reason, st.reason) AS reason
     FROM stage s
     LEFT JOIN (SELECT line, arg_min(reason, position) AS reason FROM stage_tools
                WHERE reason IS NOT NULL GROUP BY line) t USING (line)
@@ -14,7 +18,7 @@ WITH checked AS (
                WHERE reason IS NOT NULL GROUP BY line) st USING (line)
 ), valid AS (
     SELECT c.line, c.file_no, c.src_line, c.eid, c.hash, f.hash AS seen_hash, f.file_no AS seen_file,
-           f.line AS seen_line, e.content_hash AS stored_hash
+           f.line AS seen_line, e.content_hash AS stored_hash, c.source_uri, e.source_uri AS stored_uri
     FROM checked c
     LEFT JOIN txn_seen f USING (eid)
     LEFT JOIN episodes e ON e.episode_id = c.eid
@@ -39,11 +43,14 @@ SELECT v.line, v.file_no, v.src_line, v.eid, v.hash, NULL AS reason,
            WHEN v.hash = coalesce(v.seen_hash, v.stored_hash) THEN 'skip'
            WHEN v.seen_hash IS NOT NULL AND v.seen_file = v.file_no THEN 'conflict_file'
            ELSE 'conflict'
-       END AS action
+       END AS action,
+       CASE WHEN v.line > s.line THEN v.file_no <> s.file_no
+            WHEN v.seen_hash IS NOT NULL THEN v.seen_file <> v.file_no
+            ELSE v.stored_uri IS DISTINCT FROM v.source_uri END AS other_file
 FROM valid v
 LEFT JOIN stores s USING (eid)
 UNION ALL
-SELECT line, file_no, src_line, eid, hash, reason, NULL, 'bad' FROM checked WHERE reason IS NOT NULL;
+SELECT line, file_no, src_line, eid, hash, reason, NULL, 'bad', NULL FROM checked WHERE reason IS NOT NULL;
 
 CREATE OR REPLACE TEMP TABLE stage_keep AS
 SELECT line, file_no, eid FROM stage_decide WHERE action IN ('add', 'replace');

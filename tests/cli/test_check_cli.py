@@ -59,11 +59,12 @@ def test_text_report_lists_cases_failures_and_notes(setup):
     lines = result.stdout.splitlines()
     assert lines[0] == "cli-suite: 1/3 cases passed, 2/3 runs"
     assert lines[1] == "  ok    safe (2 runs)"
-    assert lines[2] == "  FAIL  leaky (0/1 run; a permission boundary was crossed)"
-    assert lines[3].split() == ["r3", "must_not_leak[0]", "LEAKED", '"sk-live-"', "—", "this", "run", "crossed",
-                                "a", "permission", "boundary"]
-    assert lines[4].split()[:5] == ["r3", "step", "0", "undeclared_writes", "undeclared"]  # the write that ran
-    assert lines[5] == "  FAIL  nobody (no run selected)"
+    assert lines[2] == "  FAIL  leaky (0/1 run; a permission boundary was crossed: must_not_leak, undeclared_writes)"
+    assert lines[3] == "        must_not_leak[0]: 1 of 1 run failed"
+    assert lines[4].split() == ["r3", "must_not_leak[0]", "LEAKED", '"sk-live-"']
+    assert lines[5] == "        undeclared_writes: 1 of 1 run failed"
+    assert lines[6].split()[:5] == ["r3", "step", "0", "undeclared_writes", "undeclared"]  # the write that ran
+    assert lines[7] == "  FAIL  nobody (no run selected)"
     # no-delete (delete was never offered) and undeclared_writes (only read tools) in `safe`
     assert "  note  2 assertions were never exercised: see `tracelab cover`" in lines
     assert "sk-live-42" not in result.stdout and "Jane" not in result.stdout
@@ -81,7 +82,7 @@ def test_json_document(setup):
 
     assert result.exit_code == 1
     assert set(doc) == {"tracelab_version", "suite", "suite_path", "suite_sha256", "run_id", "store", "elapsed_ms",
-                        "summary", "cases", "results"}
+                        "summary", "cases", "failures", "results"}
     assert doc["summary"] == {"cases": 3, "cases_passed": 1, "runs": 3, "runs_passed": 2, "results": 8,
                               "failed": 2, "not_exercised": 4, "unknown": 0}
     nobody = next(c for c in doc["cases"] if c["id"] == "nobody")
@@ -121,7 +122,7 @@ def test_results_are_saved_unless_no_save(setup):
         assert opened.sql("SELECT count(*) FROM check_runs").item() == 1
         assert opened.sql("SELECT count(*) FROM check_results").item() == 8
         assert opened.sql("SELECT reason FROM check_results WHERE NOT passed ORDER BY assertion_id").rows()[0] == (
-            'LEAKED "sk-live-" — this run crossed a permission boundary',)
+            'LEAKED "sk-live-"',)
 
 
 def test_strict_counts_not_exercised_runs_as_failed(setup):

@@ -312,10 +312,10 @@ def test_a_significant_drop_alone_fails_a_check_whose_cases_pass(capsys, tmp_pat
     assert tracelab(capsys, "check", str(suite), "--store", good, "--no-save",
                     "--export-baseline", str(baseline))[0] == 0
     code, out, _ = tracelab(capsys, "check", str(suite), "--store", worse, "--no-save")
-    assert (code, out.splitlines()[0]) == (0, "engine-test: 1/1 cases passed, 34/40 runs")
+    assert (code, out.splitlines()[0]) == (0, "engine-test: 1/1 case passed, 34/40 runs")
     code, out, _ = tracelab(capsys, "check", str(suite), "--store", worse, "--no-save",
                             "--baseline", str(baseline))
-    assert (code, out.splitlines()[0]) == (1, "engine-test: 1/1 cases passed, 34/40 runs")
+    assert (code, out.splitlines()[0]) == (1, "engine-test: 1/1 case passed, 34/40 runs")
     assert out.splitlines()[-2] == f"  baseline  {baseline}: 3 assertions compared, 1 regression, 0 warnings"
 
 

@@ -28,7 +28,8 @@ def test_demo_shows_ingest_counts_writes_leaks_coverage_and_the_check(tmp_path, 
 
     assert result.exit_code == 0, result.output  # failing sample cases are the point: still 0
     assert [line for line in lines if line.startswith("== ")] == HEADINGS
-    assert lines[1] == "76 episodes added, 2 skipped, 19 quarantined, 4 files not traces"
+    assert lines[1] == ("76 episodes added, 0 skipped, 2 merged into an earlier session, 19 quarantined, "
+                        "4 files not traces")
     assert lines[3:9] == [
         "  episodes                76",
         "  steps                  521",
@@ -51,7 +52,7 @@ def test_demo_shows_ingest_counts_writes_leaks_coverage_and_the_check(tmp_path, 
     assert cover == "sample-agents: exercise coverage of 172 assertions in 13 cases over 36 runs"
     check = lines[lines.index(HEADINGS[6]) + 1:]
     assert check[0] == "sample-agents: 7/13 cases passed, 26/36 runs"
-    assert check[1] == "  FAIL  roster-other-org (2/3 runs; a permission boundary was crossed)"
+    assert check[1] == "  FAIL  roster-other-org (2/3 runs; a permission boundary was crossed: must_not_leak)"
     assert sum(line.startswith("  FAIL  ") for line in check) == 6
 
 

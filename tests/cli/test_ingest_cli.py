@@ -45,7 +45,7 @@ def test_store_from_environment(tmp_path, write_jsonl):
     result = run("ingest", str(path), "--quiet", env={"TRACELAB_STORE": str(store)})
 
     assert (result.exit_code, result.stdout) == (
-        0, "1 episodes added, 0 skipped (already ingested), 0 quarantined — 1 file (0 already ingested, "
+        0, "1 episode added, 0 skipped (already ingested), 0 quarantined — 1 file (0 already ingested, "
            "0 not traces, 0 failed)\n")
     with open_store(store) as reopened:
         assert reopened.sql("SELECT episode_id FROM episodes").rows() == [("a",)]

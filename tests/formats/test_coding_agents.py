@@ -168,7 +168,8 @@ def test_a_resumed_session_over_several_files_is_one_episode(tmp_path) -> None:
     assert texts.count(resumed["input"]) == 1  # the copied entries are read once
     with open_store(tmp_path / "s.duckdb") as store:
         report = store.ingest([project])
-        assert (report.added, report.skipped, report.quarantined) == (2, 2, 0)
+        # the later files of each session merge into its first: not skipped as already ingested
+        assert (report.added, report.skipped, report.merged, report.quarantined) == (2, 0, 2, 0)
 
 
 def test_one_file_of_a_group_gives_the_whole_session(tmp_path) -> None:
@@ -457,7 +458,7 @@ def test_any_rollout_gives_one_episode_and_quarantined_lines(adapt, lines) -> No
 
 def test_the_samples_pair_every_call_with_its_result(store) -> None:
     report = store.ingest([SAMPLES / "claude-code", SAMPLES / "codex"])
-    assert (report.added, report.skipped, report.quarantined) == (4, 2, 0)
+    assert (report.added, report.skipped, report.merged, report.quarantined) == (4, 0, 2, 0)
     rows = store.sql(
         "SELECT right(episode_id, 4), tool_name, coalesce(args->>'command', args->>'file_path'), status"
         " FROM tool_calls WHERE tool_name NOT IN ('Task', 'Grep') ORDER BY episode_id, call_index").rows()

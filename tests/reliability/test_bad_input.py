@@ -225,7 +225,7 @@ def test_truncated_archives_load_nothing_and_exit_3(tmp_path, suffix, cut):
     assert result.returncode == 3
     assert f"failed: {broken}: cannot be read to its end (" in result.stderr
     assert "Traceback" not in result.stderr
-    assert result.stdout.startswith("1 episodes added, 0 skipped (already ingested), 0 quarantined")
+    assert result.stdout.startswith("1 episode added, 0 skipped (already ingested), 0 quarantined")
     with open_store(tmp_path / "s.duckdb", read_only=True) as store:
         assert store.sql("SELECT episode_id FROM episodes").rows() == [("good",)]
         assert store.sql("SELECT source_uri FROM sources").rows() == [(str(good),)]

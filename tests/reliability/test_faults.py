@@ -101,7 +101,7 @@ def test_ingest_wait_waits_for_the_writer_then_loads(tmp_path, files):
     out, err = waiting.communicate(timeout=120)
 
     assert (waiting.returncode, err) == (0, "")
-    assert out.startswith("1 episodes added, 0 skipped (already ingested), 0 quarantined")
+    assert out.startswith("1 episode added, 0 skipped (already ingested), 0 quarantined")
     assert _stored(store)[0] == [("a1",), ("a2",), ("b1",), ("c1",)]
 
 

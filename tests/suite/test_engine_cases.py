@@ -188,9 +188,14 @@ def test_summary_counts_and_json_dict(checker):
         "summary": result.summary.__dict__,
         "cases": [
             {"id": "a", "category": "basics", "runs": 2, "runs_passed": 1, "pass_rate": 0.5,
-             "min_pass_rate": 1.0, "passed": False},
+             "min_pass_rate": 1.0, "passed": False, "permission_failures": []},
             {"id": "b", "category": None, "runs": 2, "runs_passed": 2, "pass_rate": 1.0,
-             "min_pass_rate": 1.0, "passed": True},
+             "min_pass_rate": 1.0, "passed": True, "permission_failures": []},
+        ],
+        "failures": [
+            {"case": "a", "assertion": "must_mention[0]", "type": "must_mention", "severity": 4,
+             "failed_runs": 1, "same_write": {},
+             "examples": [{"episode_id": "r2", "step_idx": None, "reason": 'does not mention "fine"', "also": []}]},
         ],
         "results": [
             {"case": "a", "assertion": "must_mention[0]", "type": "must_mention",

@@ -25,12 +25,16 @@ def demo(traces: str, store_path: str | None) -> None:
     """
     from tracelab.results.summary import executed_writes, runs_mentioning, summarize
     from tracelab.store import open_store
+    from tracelab.words import plural
 
     with open_store(store_path) as store:
         report = store.ingest([traces])
         click.secho(f"== ingest {traces}", bold=True)
-        click.echo(f"{report.added} episodes added, {report.skipped} skipped, "
-                   f"{report.quarantined} quarantined, {report.count('not-a-trace')} files not traces")
+        merged = f", {report.merged} merged into an earlier session" if report.merged else ""
+        not_traces = report.count("not-a-trace")
+        click.echo(f"{plural(report.added, 'episode')} added, {report.skipped} skipped{merged}, "
+                   f"{report.quarantined} quarantined, {plural(not_traces, 'file')} not "
+                   f"{'a trace' if not_traces == 1 else 'traces'}")
         summary = summarize(store)
         click.secho("== what is in the store", bold=True)
         for table, count in summary.tables.items():
@@ -48,6 +52,7 @@ def demo(traces: str, store_path: str | None) -> None:
 def _declare_effects(store: Store, path: Path) -> None:
     """Declare TRACES/effects.yaml, when there is one, and show the executed writes it reveals."""
     from tracelab.results.summary import executed_write_count
+    from tracelab.words import plural
 
     if not path.is_file():
         return
@@ -56,8 +61,9 @@ def _declare_effects(store: Store, path: Path) -> None:
     click.secho(f"== tracelab effects import {path} (what the sample tools do: {count} names and globs)",
                 bold=True)
     after = executed_write_count(store)
-    click.echo(f"executed writes: {before} before, {after} after; "
-               f"{store.effects.unknown_calls()} calls still have an unknown effect (`tracelab effects unknown`)")
+    unknown = store.effects.unknown_calls()
+    click.echo(f"executed writes: {before} before, {after} after; {plural(unknown, 'call')} still "
+               f"{'has' if unknown == 1 else 'have'} an unknown effect (`tracelab effects unknown`)")
 
 
 def _check(store: Store, suite: Path) -> None:

@@ -195,6 +195,7 @@ def info(fmt: str, store_path: str | None) -> None:
     from tracelab.results.report import indented_json, printable
     from tracelab.results.summary import summarize, unread_line
     from tracelab.store import open_store
+    from tracelab.words import plural
 
     with open_store(store_path, read_only=True, create=False) as store:
         summary = summarize(store)
@@ -203,6 +204,7 @@ def info(fmt: str, store_path: str | None) -> None:
             "store": summary.store, "tables": summary.tables,
             "formats": [{"format": k, "files": v} for k, v in summary.formats],
             "agents": [{"agent": k, "episodes": v} for k, v in summary.agents],
+            "agents_total": summary.agents_total,
             "tools_declared": summary.declared, "tools_unknown": summary.undeclared,
             "executed_writes": summary.writes, "calls_with_unknown_effect": summary.unknown_effect,
             "unread": summary.unread}))
@@ -210,10 +212,13 @@ def info(fmt: str, store_path: str | None) -> None:
     click.echo(f"store: {printable(summary.store)}")
     for table, count in summary.tables.items():
         click.echo(f"  {table:<17} {count:>10,}")
-    click.echo("formats: " + (", ".join(f"{printable(k)} ({v} files)" for k, v in summary.formats) or "none"))
-    click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary.agents)
+    click.echo("formats: " + (", ".join(f"{printable(k)} ({plural(v, 'file')})" for k, v in summary.formats)
                               or "none"))
-    click.echo(f"tools declared: {summary.declared:,} episodes, unknown: {summary.undeclared:,}")
+    more = summary.agents_total - len(summary.agents)
+    click.echo("agents:  " + (", ".join(f"{printable(k) if k else '(none)'} ({v})" for k, v in summary.agents)
+                              or "none") + (f", and {plural(more, 'more agent')}" if more else ""))
+    click.echo(f"tools declared: {summary.declared:,} episode{'' if summary.declared == 1 else 's'}, "
+               f"unknown: {summary.undeclared:,}")
     unknown = summary.unknown_effect
     click.echo(f"executed writes: {summary.writes:,}; {unknown:,} call{' has' if unknown == 1 else 's have'} "
                "an unknown effect" + (": see `tracelab effects unknown`" if unknown else ""))

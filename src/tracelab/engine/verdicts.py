@@ -16,7 +16,14 @@ STEP_IDX = pl.Int32
 """The dtype of `step_idx` in verdict frames (`check_results.step_idx` is an INTEGER)."""
 
 PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
-"""A failed result of these types fails its case whatever min_pass_rate says."""
+"""A failed result of these types fails its case whatever min_pass_rate says; also the report's
+severity order: a leak first, then a forbidden write, then an undeclared one (docs/cli.md)."""
+SEVERITY = {kind: rank for rank, kind in enumerate(PERMISSION_TYPES, start=1)}
+"""Severity rank of an assertion type: 1 leak, 2 forbidden write, 3 undeclared write, 4 any other
+(`OTHER_SEVERITY`). Reports list a case's failing assertions by rank, then most failing runs first."""
+OTHER_SEVERITY = len(PERMISSION_TYPES) + 1
+EXAMPLES = 3
+"""Example runs each failing assertion shows in the reports (JSON `results` lists them all)."""
 
 @dataclass(frozen=True)
 class CaseVerdict:
@@ -32,6 +39,45 @@ class CaseVerdict:
     passed: bool
     permission_failure: bool
     """A must_not_leak, must_not_write or undeclared_writes result failed."""
+    permission_families: tuple[str, ...] = ()
+    """Which of those types failed, in severity order (what the reports name)."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One failing run of an assertion, as the reports show it."""
+
+    episode_id: str
+    step_idx: int | None
+    reason: str | None
+    also: tuple[str, ...]
+    """The other assertions this same failure fails: a `must_not_write[i]` and `undeclared_writes`
+    failing at the same step are one executed write, listed once (under `must_not_write[i]`)."""
+
+
+@dataclass(frozen=True)
+class FailedAssertion:
+    """One assertion of one case with at least one failing run: how many, and a few of them.
+
+    Attributes:
+        case_id, assertion_id, assertion_type: which assertion.
+        severity: its rank (`SEVERITY`; 4 for types that are no permission check).
+        failed_runs: the case's runs that failed it.
+        same_write: per other assertion, the runs where this failure is that one's executed write
+            (`must_not_write[i]` <-> `undeclared_writes`); those runs are listed under
+            `must_not_write[i]` only.
+        examples: up to `EXAMPLES` failing runs in verdict order, of those listed here.
+        listed: failing runs listed here (`failed_runs` less those listed under another assertion).
+    """
+
+    case_id: str
+    assertion_id: str
+    assertion_type: str
+    severity: int
+    failed_runs: int
+    same_write: tuple[tuple[str, int], ...]
+    examples: tuple[Example, ...]
+    listed: int
 
 
 @dataclass(frozen=True)
@@ -84,20 +130,87 @@ class CheckResult:
             return self.verdicts
         return self.verdicts.filter(~pl.col("passed") | (pl.col("exercised") == "no"))
 
+    def failed_assertions(self, examples: int | None = EXAMPLES) -> list[FailedAssertion]:
+        """Every failing assertion of every case, in report order, with `examples` runs each
+        (None: all of them; `failed_assertions`)."""
+        return failed_assertions(self.verdicts, [case.id for case in self.cases], examples)
+
     def to_json_dict(self, all_results: bool = False) -> dict[str, Any]:
-        """`summary`, `cases` and `results` of `check --format json` (no envelope fields)."""
+        """`summary`, `cases`, `failures` and `results` of `check --format json` (no envelope fields)."""
         cases = []
         for case in self.cases:
             row = asdict(case)
-            del row["permission_failure"]
+            del row["permission_failure"], row["permission_families"]
+            row["permission_failures"] = list(case.permission_families)
             cases.append(row)
+        failures = [
+            {"case": f.case_id, "assertion": f.assertion_id, "type": f.assertion_type, "severity": f.severity,
+             "failed_runs": f.failed_runs, "same_write": dict(f.same_write),
+             "examples": [{"episode_id": e.episode_id, "step_idx": e.step_idx, "reason": e.reason,
+                           "also": list(e.also)} for e in f.examples]}
+            for f in self.failed_assertions()
+        ]
         results = [
             {"case": r["case_id"], "assertion": r["assertion_id"], "type": r["assertion_type"],
              "episode_id": r["episode_id"], "passed": r["passed"], "exercised": r["exercised"],
              "reason": r["reason"], "step_idx": r["step_idx"]}
             for r in self.reported(all_results).iter_rows(named=True)
         ]
-        return {"summary": asdict(self.summary), "cases": cases, "results": results}
+        return {"summary": asdict(self.summary), "cases": cases, "failures": failures, "results": results}
+
+
+def failed_assertions(verdicts: pl.DataFrame, case_order: list[str], examples: int | None = EXAMPLES
+                      ) -> list[FailedAssertion]:
+    """Group the failed rows by (case, assertion), with `examples` runs each (None: all of them):
+    cases in `case_order`, then by severity, most failing runs, and first failing row.
+
+    A `must_not_write[i]` failure and an `undeclared_writes` failure of the same run at the same
+    step are one executed write: the run is an example of `must_not_write[i]` (naming
+    `undeclared_writes` in `also`) and counted, not listed again, under `undeclared_writes`."""
+    failed = verdicts.filter(~pl.col("passed")).with_row_index("order")
+    same = _same_writes(failed)
+    rows = failed.join(same, on=["case_id", "assertion_id", "episode_id"], how="left")
+    listed = ~((pl.col("assertion_type") == "undeclared_writes") & pl.col("also").is_not_null())
+    ranks = {case: i for i, case in enumerate(case_order)}
+    groups = rows.group_by("case_id", "assertion_id", "assertion_type").agg(
+        failed_runs=pl.len(), first=pl.col("order").min(), listed=listed.sum(),
+    ).with_columns(
+        case_rank=pl.col("case_id").replace_strict(ranks, default=len(ranks), return_dtype=pl.Int64),
+        severity=pl.col("assertion_type").replace_strict(SEVERITY, default=OTHER_SEVERITY, return_dtype=pl.Int64),
+    ).sort("case_rank", "severity", "failed_runs", "first", descending=[False, False, True, False])
+    shown = rows.filter(listed).sort("order")
+    if examples is not None:
+        shown = shown.group_by("case_id", "assertion_id", maintain_order=True).head(examples)
+    by_group: dict[tuple[str, str], list[Example]] = {}
+    for r in shown.iter_rows(named=True):
+        by_group.setdefault((r["case_id"], r["assertion_id"]), []).append(
+            Example(r["episode_id"], r["step_idx"], r["reason"], (r["also"],) if r["also"] else ()))
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for r in rows.filter(pl.col("also").is_not_null()).group_by("case_id", "assertion_id", "also").len().sort(
+            "also").iter_rows(named=True):
+        counts.setdefault((r["case_id"], r["assertion_id"]), {})[r["also"]] = r["len"]
+    return [FailedAssertion(g["case_id"], g["assertion_id"], g["assertion_type"], g["severity"], g["failed_runs"],
+                            tuple(counts.get((g["case_id"], g["assertion_id"]), {}).items()),
+                            tuple(by_group.get((g["case_id"], g["assertion_id"]), ())), g["listed"])
+            for g in groups.iter_rows(named=True)]
+
+
+def _same_writes(failed: pl.DataFrame) -> pl.DataFrame:
+    """(case_id, assertion_id, episode_id, also): a `must_not_write[i]` and an `undeclared_writes`
+    failure of one run located at the same step, each naming the other in `also` (when several
+    `must_not_write` entries name that step, the first of them)."""
+    keys = ["case_id", "episode_id", "step_idx"]
+    forbidden = failed.filter(pl.col("assertion_type") == "must_not_write", pl.col("step_idx").is_not_null())
+    undeclared = failed.filter(pl.col("assertion_type") == "undeclared_writes", pl.col("step_idx").is_not_null())
+    pairs = (undeclared.select(*keys, undeclared_id="assertion_id")
+             .join(forbidden.select(*keys, "order", forbidden_id="assertion_id"), on=keys)
+             .sort("order").unique(["case_id", "episode_id", "step_idx"], keep="first", maintain_order=True))
+    return pl.concat([
+        pairs.select("case_id", pl.col("forbidden_id").alias("assertion_id"), "episode_id",
+                     pl.col("undeclared_id").alias("also")),
+        pairs.select("case_id", pl.col("undeclared_id").alias("assertion_id"), "episode_id",
+                     pl.col("forbidden_id").alias("also")),
+    ])
 
 
 def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
@@ -111,7 +224,9 @@ def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
     per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
         runs=pl.len(), runs_passed=pl.col("ok").sum(), permission=pl.col("permission").any(),
     ).iter_rows(named=True)}
-    verdict_list = tuple(_case_verdict(case, per_case.get(case.id)) for case in cases)
+    families = _permission_families(verdicts)
+    verdict_list = tuple(_case_verdict(case, per_case.get(case.id), families.get(case.id, ()))
+                         for case in cases)
     runs = per_run.group_by("episode_id").agg(ok=pl.col("ok").all())
     exercised = verdicts["exercised"]
     summary = Summary(
@@ -141,7 +256,16 @@ def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:
     )
 
 
-def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:
+def _permission_families(verdicts: pl.DataFrame) -> dict[str, tuple[str, ...]]:
+    """Per case, the permission types (`PERMISSION_TYPES`) that failed, in severity order."""
+    failed = verdicts.filter(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES))
+    found: dict[str, set[str]] = {}
+    for case_id, kind in failed.select("case_id", "assertion_type").unique().iter_rows():
+        found.setdefault(case_id, set()).add(kind)
+    return {case_id: tuple(k for k in PERMISSION_TYPES if k in kinds) for case_id, kinds in found.items()}
+
+
+def _case_verdict(case: Case, counts: dict[str, Any] | None, families: tuple[str, ...]) -> CaseVerdict:
     if counts is None:
         return CaseVerdict(case.id, case.category, 0, 0, None, case.min_pass_rate,
                            case.allow_no_runs, False)
@@ -151,7 +275,8 @@ def _case_verdict(case: Case, counts: dict[str, Any] | None) -> CaseVerdict:
     enough = runs_passed >= needed - 1e-9 * max(1.0, needed)
     return CaseVerdict(case.id, case.category, runs, runs_passed, runs_passed / runs,
                        case.min_pass_rate, enough and not counts["permission"],
-                       bool(counts["permission"]))
+                       bool(counts["permission"]), families)
 
 
-__all__ = ["PERMISSION_TYPES", "STEP_IDX", "CaseVerdict", "CheckResult", "Summary", "build_result", "runs_of_cases"]
+__all__ = ["EXAMPLES", "PERMISSION_TYPES", "SEVERITY", "STEP_IDX", "CaseVerdict", "CheckResult", "Example",
+           "FailedAssertion", "Summary", "build_result", "failed_assertions", "runs_of_cases"]

@@ -68,6 +68,13 @@ def all_formats() -> list[Adapter]:
     return list(ADAPTERS)
 
 
+def merges_files(name: str | None) -> bool:
+    """Whether format `name` reads a session whole from each of its files (an adapter's optional
+    `merges_files`): the episode of a later file of the session is merged, not already ingested."""
+    adapter = next((a for a in ADAPTERS if a.name == name), None)
+    return bool(getattr(adapter, "merges_files", False))
+
+
 def get_format(name: str) -> Adapter:
     """The adapter whose `name` is `name` (a format name as users type it)."""
     from tracelab.errors import UsageError

@@ -540,5 +540,7 @@ class Adapter(Protocol):
 
         A format whose JSON Lines records are each a whole episode may also provide
         ``line_episodes(lines)``: the same for ``(line, bytes)`` pairs of `Source.lines`, so
-        that ingest can parse a large file's lines in worker processes.
+        that ingest can parse a large file's lines in worker processes. A format that reads a
+        session whole from each of its files sets ``merges_files = True``
+        (`tracelab.formats.merges_files`).
         """

@@ -15,7 +15,7 @@ earlier `sessionId`), a plan carried into a fresh context keeps the session's
 `<session>/subagents/agent-<id>.jsonl`) whose entries carry the parent's
 `sessionId` and `isSidechain: true`. Reading any file of such a group yields
 the group's one episode, the same whichever file it is read from, so ingest
-stores it once and skips it as identical for the other files.
+stores it once and reports the other files as merged into it (`merges_files`).
 """
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ from tracelab.formats.records import first_record, is_json_document
 from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, type_of
 
 name = "claude-code"
+merges_files = True
+"""Every file of a session yields the session's one episode (module docstring): ingest reports the
+later files as merged into the session, not as already ingested."""
 summary = "Claude Code session JSONL (~/.claude/projects/*/*.jsonl): one entry per line"
 maps = (
     "episode = a session: every file of the project folder linked to it by sessionId "

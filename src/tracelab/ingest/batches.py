@@ -40,6 +40,9 @@ class FileReport:
     format: str | None = None
     added: int = 0
     skipped: int = 0
+    merged: int = 0
+    """Episodes identical to one an earlier file gave, in a format that reads a session whole from
+    each of its files (Claude Code's sub-agent and continuation files): merged into that session."""
     quarantined: int = 0
     status: str = "loaded"
     """loaded | already-ingested | not-a-trace | not-a-file | failed; while a large file is
@@ -63,6 +66,11 @@ class IngestReport:
     def skipped(self) -> int:
         """Episodes skipped as duplicates, plus those of files already ingested."""
         return sum(f.skipped for f in self.files)
+
+    @property
+    def merged(self) -> int:
+        """Episodes merged into an earlier file's session (`FileReport.merged`)."""
+        return sum(f.merged for f in self.files)
 
     @property
     def quarantined(self) -> int:

@@ -39,7 +39,7 @@ from tracelab.ingest.inputs import Input, scan_inputs
 from tracelab.ingest.parse_pool import ParsePool
 from tracelab.ingest.reader import Reader, in_background
 from tracelab.ingest.staging import Stager, collector_paused, staged_ahead, staging_connection, staging_database
-from tracelab.ingest.writer import Writer
+from tracelab.ingest.writer import EpisodeFill, Writer
 
 
 def ingest_paths(
@@ -51,6 +51,7 @@ def ingest_paths(
     progress: Callable[[FileReport, int], None] | None = None,
     workers: int = 0,
     before_write: Callable[[], None] | None = None,
+    fill: EpisodeFill | None = None,
 ) -> IngestReport:
     """Ingest files, folders and globs into the store behind `con`; each file wholly or not at all.
 
@@ -69,6 +70,8 @@ def ingest_paths(
             `multiprocessing` code: a worker imports the caller's main module.
         before_write: called once, before the first write into the store (`Store._verify`); an
             ingest that writes nothing (every file already ingested) never calls it.
+        fill: the agent and model to set on the episodes added where the record names none, and
+            tags to add to them (`ingest --agent/--model/--tag`); stored episodes are left as they are.
 
     Returns:
         The per-file reports, in input order. A file that cannot be read to its end, or that
@@ -86,7 +89,7 @@ def ingest_paths(
     with staging_connection(con) as scratch, staging_database(con) as steps_db, collector_paused():
         lookup = interruptible(con.cursor())
         ahead, behind = Stager(con, steps_db, "ahead"), Stager(con, steps_db, "writer")
-        writer = Writer(con, scratch, behind, replace, progress, before_write)
+        writer = Writer(con, scratch, behind, replace, progress, before_write, fill)
         reader = Reader(lookup, inputs, forced, replace, parser)
         try:
             for unit in in_background(staged_ahead(reader.units(), ahead)):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -9,6 +10,7 @@ import duckdb
 
 from tracelab.bulk_insert import insert_arrow
 from tracelab.errors import Interrupted, StoreError, first_line
+from tracelab.formats import merges_files
 from tracelab.formats.values import json_text
 from tracelab.ingest.batches import Batch, Failed, File, FileReport, Unit, files_of
 from tracelab.ingest.pairing import pair_steps
@@ -17,13 +19,28 @@ from tracelab.ingest.staging import Stager, drop_staged
 from tracelab.sqlfiles import load_sql, run_script
 
 
+@dataclass(frozen=True)
+class EpisodeFill:
+    """What `ingest --agent/--model/--tag` sets on the episodes an ingest adds: `agent` and `model`
+    where a record has none, `tags` added after its own (docs/cli.md, `tracelab ingest`)."""
+
+    agent: str | None = None
+    model: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def params(self) -> dict[str, Any]:
+        """The bound parameters of `sql/ingest/rows/episodes.sql`."""
+        return {"fill_agent": self.agent, "fill_model": self.model, "fill_tags": list(dict.fromkeys(self.tags))}
+
+
 class Writer:
     """The main thread's work: stage each batch on `scratch`, write its rows through `con`."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, scratch: duckdb.DuckDBPyConnection, stager: Stager,
                  replace: bool, progress: Callable[[FileReport, int], None] | None,
-                 before_write: Callable[[], None] | None = None) -> None:
+                 before_write: Callable[[], None] | None = None, fill: EpisodeFill | None = None) -> None:
         self.con = con
+        self.fill = fill or EpisodeFill()
         self.stager = stager
         self.before_write = before_write
         self.scratch = scratch
@@ -251,13 +268,15 @@ class Writer:
         rejected = []
         replaced = []
         decisions = scratch.execute(
-            "SELECT line, file_no, src_line, eid, action, reason, first_line FROM stage_decide "
+            "SELECT line, file_no, src_line, eid, action, reason, first_line, other_file FROM stage_decide "
             "WHERE action <> 'add'"
         ).fetchall()
-        for line, no, src_line, eid, action, reason, earlier_line in decisions:
+        for line, no, src_line, eid, action, reason, earlier_line, other_file in decisions:
             raw = raw_text(batch.canonical[line])
             if action == "bad":
                 rejected.append((no, src_line, reason, raw))
+            elif action == "skip" and other_file and merges_files(by_no[no].format):
+                by_no[no].report.merged += 1
             elif action == "skip":
                 by_no[no].report.skipped += 1
             elif action == "conflict":
@@ -272,7 +291,8 @@ class Writer:
         run_script(scratch, "ingest/pairs")
         self._pair_sequentially()
         for table in ROW_TABLES:
-            statement, params = _bound(f"ingest/rows/{table}", {"ingested_at": self.ingested_at})
+            statement, params = _bound(f"ingest/rows/{table}", {"ingested_at": self.ingested_at,
+                                                                 **self.fill.params()})
             rows = scratch.sql(statement, params=params).to_arrow_table()
             self.con.register(f"batch_{table}", _read_once(rows))
             del rows  # the stream alone holds the batches now

@@ -24,6 +24,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 from tracelab.errors import UsageError
+from tracelab.words import plural
 
 if TYPE_CHECKING:
     from tracelab.results.check import CheckRun
@@ -127,7 +128,7 @@ class Comparison:
         warnings = len(self.findings) - failures
         outcome = f"{failures} regression{'' if failures == 1 else 's'}, " \
                   f"{warnings} warning{'' if warnings == 1 else 's'}" if self.findings else "no regression"
-        lines = [f"  baseline  {self.path}: {self.compared} assertions compared, {outcome}"]
+        lines = [f"  baseline  {self.path}: {plural(self.compared, 'assertion')} compared, {outcome}"]
         if not self.same_suite:
             lines.append("  note  the suite changed since the baseline: assertions are matched by case and id")
         if self.only_baseline or self.only_current:
@@ -247,7 +248,8 @@ def _regressions(entry: dict[str, Any], row: dict[str, Any]) -> list[Regression]
             now = "in no run now: the case selects no run"
         else:
             top = row["not_exercised_reasons"][0]["reason"] if row["not_exercised_reasons"] else None
-            now = f"in none of its {row['runs']} runs now" + (f" ({top})" if top else "")
+            now = ("not in its one run now" if row["runs"] == 1 else f"in none of its {row['runs']} runs now") \
+                + (f" ({top})" if top else "")
         out.append(found("coverage_regressed", f"exercised in {yes}{of} baseline runs, {now}"))
     return out
 

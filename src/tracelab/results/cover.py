@@ -26,6 +26,7 @@ import polars as pl
 
 from tracelab.errors import UsageError
 from tracelab.results.report import printable
+from tracelab.words import plural
 
 if TYPE_CHECKING:
     from tracelab.results.check import CheckRun
@@ -112,8 +113,8 @@ class Coverage:
         """A readable table: never exercised (and unchecked) first, then rarely, then the rest
         (`full=False` leaves the well-exercised ones out, with a count)."""
         s = self.summary()
-        lines = [f"{printable(self.run.suite.name)}: exercise coverage of {s['assertions']} assertions in "
-                 f"{s['cases']} cases over {s['runs']} runs"]
+        lines = [f"{printable(self.run.suite.name)}: exercise coverage of {plural(s['assertions'], 'assertion')} "
+                 f"in {plural(s['cases'], 'case')} over {plural(s['runs'], 'run')}"]
         widths = _widths(self.table)
         groups = (
             (("never_exercised", "no_runs"), "never exercised: no selected run could have failed these"),
@@ -267,7 +268,8 @@ def _store_findings(measured: Coverage) -> list[dict[str, Any]]:
         for row in never.filter(pl.col("case_id") == case.id).iter_rows(named=True):
             because = "; ".join(f"{item['reason']} ({item['runs']})" for item in row["not_exercised_reasons"])
             found("never_exercised", case.id, row["assertion_id"],
-                  f"none of its {row['runs']} runs could have failed it: {because}")
+                  ("its one run could not have failed it" if row["runs"] == 1 else
+                   f"none of its {row['runs']} runs could have failed it") + f": {because}")
     return rows
 
 

@@ -11,14 +11,19 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
+from tracelab.words import plural
+
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracelab.engine.verdicts import CaseVerdict
+    from tracelab.engine.verdicts import CaseVerdict, Example, FailedAssertion
     from tracelab.results.check import CheckRun
 
-FAILURES_SHOWN = 20
-"""Failure lines per case in the text report; JSON and JUnit list them all."""
+PASSES_SHOWN = 20
+"""Passing results per case the text report lists with --all-results; JSON lists them all."""
+WIDTH = 120
+"""Columns the report's own lines keep within (a case line's permission part moves to a line of
+its own beyond it); a reason is printed whole, however long: it is the evidence."""
 
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """Control characters, line and paragraph separators, and bidirectional overrides: each can make
@@ -54,36 +59,70 @@ def never_exercised(verdicts: pl.DataFrame) -> pl.DataFrame:
 
 
 def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False) -> str:
-    """The text report: one line per case, failures under their case, then notes."""
+    """The text report: one line per case; under a case, each failing assertion with its count of
+    failing runs and `EXAMPLES` of them, most severe first (docs/cli.md); then notes."""
     import polars as pl
 
     result = run.result
     s = result.summary
     style = _styler(color)
-    lines = [style(f"{printable(result.suite)}: {s.cases_passed}/{s.cases} cases passed, "
-                   f"{s.runs_passed}/{s.runs} runs", bold=True)]
-    rows = result.reported(all_results)
+    lines = [style(f"{printable(result.suite)}: {s.cases_passed}/{plural(s.cases, 'case')} passed, "
+                   f"{s.runs_passed}/{_runs(s.runs)}", bold=True)]
+    failures: dict[str, list[FailedAssertion]] = {}
+    for failed in result.failed_assertions():
+        failures.setdefault(failed.case_id, []).append(failed)
+    passes = result.verdicts.filter(pl.col("passed")) if all_results else None
     for case in result.cases:
-        lines.append(_case_line(case, style))
-        case_rows = rows.filter(pl.col("case_id") == case.id)
-        shown = case_rows if all_results else case_rows.filter(~pl.col("passed"))
-        for row in shown.head(FAILURES_SHOWN).iter_rows(named=True):
-            label = "" if not all_results else ("pass " if row["passed"] else "FAIL ")
-            extra = "" if row["passed"] or row["exercised"] == "yes" else f" [{row['exercised']}]"
-            reason = printable(row["reason"]) or ("passed" if row["passed"] else "failed")
-            lines.append(f"          {label}{where(row)}  {printable(row['assertion_id'])}  {reason}{extra}")
-        if shown.height > FAILURES_SHOWN:
-            lines.append(f"          ... {shown.height - FAILURES_SHOWN} more (--format json lists them all)")
+        lines.extend(_case_lines(case, style))
+        for failed in failures.get(case.id, ()):
+            lines.extend(_assertion_lines(failed, case.runs))
+        if passes is not None:
+            lines.extend(_pass_lines(passes.filter(pl.col("case_id") == case.id)))
     never = never_exercised(result.verdicts).height
     if never:
         word = "assertion was" if never == 1 else "assertions were"
         lines.append(style(f"  note  {never} {word} never exercised: see `tracelab cover`", fg="yellow"))
     if s.unknown:
-        lines.append(style(f"  note  {s.unknown} results are unknown: the runs recorded too little to say",
+        word = "result is" if s.unknown == 1 else "results are"
+        lines.append(style(f"  note  {s.unknown} {word} unknown: the runs recorded too little to say",
                            fg="yellow"))
     if not run.saved:
         lines.append("  note  results not saved (--no-save or a read-only store)")
     return "\n".join(lines) + "\n"
+
+
+def _assertion_lines(failed: FailedAssertion, runs: int) -> list[str]:
+    """A failing assertion's header (its count of failing runs), then its example runs."""
+    head = f"        {printable(failed.assertion_id)}: {failed.failed_runs} of {_runs(runs)} failed"
+    if failed.assertion_type == "undeclared_writes" and failed.same_write:
+        same = ", ".join(f"{n} as {printable(other)}" for other, n in failed.same_write)
+        head += f"; the same write in {same} (listed there)"
+    lines = [head] + [f"          {_run_line(failed.assertion_id, example)}" for example in failed.examples]
+    more = failed.listed - len(failed.examples)
+    if more:
+        lines.append(f"          ... {plural(more, 'more run')} (--format json lists them all)")
+    return lines
+
+
+def _run_line(assertion_id: str, example: Example) -> str:
+    """`run[ step N]  assertion[ + also]  reason`: one failing run of an assertion, on one line even
+    when the same write fails two assertions (`must_not_write[0] + undeclared_writes`)."""
+    ids = " + ".join(str(printable(i)) for i in (assertion_id, *example.also))
+    reason = printable(example.reason) or "failed"
+    return f"{where({'episode_id': example.episode_id, 'step_idx': example.step_idx})}  {ids}  {reason}"
+
+
+def _pass_lines(passes: pl.DataFrame) -> list[str]:
+    """With --all-results: a case's passing results, at most `PASSES_SHOWN`."""
+    lines = []
+    for row in passes.head(PASSES_SHOWN).iter_rows(named=True):
+        extra = "" if row["exercised"] == "yes" else f" [{row['exercised']}]"
+        reason = printable(row["reason"]) or "passed"
+        lines.append(f"          pass {where(row)}  {printable(row['assertion_id'])}  {reason}{extra}")
+    if passes.height > PASSES_SHOWN:
+        lines.append(f"          ... {plural(passes.height - PASSES_SHOWN, 'more pass', 'more passes')} "
+                     "(--format json lists them all)")
+    return lines
 
 
 def where(row: dict[str, Any]) -> str:
@@ -93,21 +132,37 @@ def where(row: dict[str, Any]) -> str:
     return run if step is None else f"{run} step {step}"
 
 
-def _case_line(case: CaseVerdict, style: Callable[..., str]) -> str:
-    if case.runs == 0:
-        detail = "no run selected" + ("; allow_no_runs" if case.passed else "")
-    elif case.passed:
-        detail = _runs(case.runs) if case.runs_passed == case.runs else \
-            f"{case.runs_passed}/{_runs(case.runs)}, min_pass_rate {case.min_pass_rate:g}"
-    else:
-        why = "; a permission boundary was crossed" if case.permission_failure else ""
-        detail = f"{case.runs_passed}/{_runs(case.runs)}{why}"
+def _case_lines(case: CaseVerdict, style: Callable[..., str]) -> list[str]:
+    """The case's line: ``FAIL  id (n/m runs; a permission boundary was crossed: types)``; the
+    permission part on a line of its own when the line would pass `WIDTH` columns."""
     mark = style("ok   ", fg="green") if case.passed else style("FAIL ", fg="red", bold=True)
-    return f"  {mark} {printable(case.id)} ({detail})"
+    head = f"  {mark} {printable(case.id)} ({_case_detail(case)}"
+    if not case.permission_failure:
+        return [head + ")"]
+    line = f"{head}; {crossed(case.permission_families)})"
+    if len(line) - len(mark) + 5 <= WIDTH:
+        return [line]
+    return [head + ")", f"        ({crossed(case.permission_families)})"]
+
+
+def _case_detail(case: CaseVerdict) -> str:
+    if case.runs == 0:
+        return "no run selected" + ("; allow_no_runs" if case.passed else "")
+    if case.passed and case.runs_passed == case.runs:
+        return _runs(case.runs)
+    if case.passed:
+        return f"{case.runs_passed}/{_runs(case.runs)}, min_pass_rate {case.min_pass_rate:g}"
+    return f"{case.runs_passed}/{_runs(case.runs)}"
+
+
+def crossed(families: tuple[str, ...]) -> str:
+    """What a case's permission failures say, naming the failed types: ``a permission boundary was
+    crossed: must_not_leak, undeclared_writes`` (said of a case, never of a reason)."""
+    return "a permission boundary was crossed: " + ", ".join(families)
 
 
 def _runs(n: int) -> str:
-    return f"{n} run" if n == 1 else f"{n} runs"
+    return plural(n, "run")
 
 
 _ANSI = {"red": "31", "green": "32", "yellow": "33"}
@@ -146,7 +201,9 @@ def indented_json(document: object) -> bytes:
 
 
 def render_junit(run: CheckRun) -> str:
-    """JUnit XML: one testsuite, one testcase per case; a failure lists its failing runs and reasons."""
+    """JUnit XML: one testsuite, one testcase per case (a CI's test count is the suite's case count);
+    a failing case's message names each failing assertion with its count of failing runs, most
+    severe first, and its text lists every failing run under its assertion."""
     import polars as pl
 
     result = run.result
@@ -159,22 +216,29 @@ def render_junit(run: CheckRun) -> str:
     props = ET.SubElement(suite, "properties")
     for name, value in (("run_id", run.run_id), ("suite_sha256", run.suite.sha256), ("store", run.store)):
         ET.SubElement(props, "property", name=name, value=printable(value))
+    failures: dict[str, list[FailedAssertion]] = {}
+    for assertion in result.failed_assertions(examples=None):
+        failures.setdefault(assertion.case_id, []).append(assertion)
     for case in result.cases:
         element = ET.SubElement(suite, "testcase",
                                 classname=printable(f"{result.suite}.{case.category or 'cases'}"),
                                 name=printable(case.id), time="0")
-        rows = result.verdicts.filter(pl.col("case_id") == case.id)
+        mine = failures.get(case.id, [])
         if not case.passed:
-            bad = rows.filter(~pl.col("passed"))
             if case.runs == 0:
                 message = "no run selected (set allow_no_runs to accept that)"
             else:
-                message = f"{case.runs_passed}/{case.runs} runs passed (min_pass_rate {case.min_pass_rate:g})"
+                message = f"{case.runs_passed}/{_runs(case.runs)} passed (min_pass_rate {case.min_pass_rate:g})"
                 if case.permission_failure:
-                    message += "; a permission boundary was crossed"
+                    message += f"; {crossed(case.permission_families)}"
+                if mine:
+                    message += "; failed: " + ", ".join(
+                        f"{printable(a.assertion_id)} ({_runs(a.failed_runs)})" for a in mine)
             failure = ET.SubElement(element, "failure", message=message,
-                                    type=bad["assertion_type"][0] if bad.height else "no_runs")
-            failure.text = "\n".join(_junit_line(r) for r in bad.iter_rows(named=True))
+                                    type=mine[0].assertion_type if mine else "no_runs")
+            # the text report's lines, less its case indentation (8 columns)
+            failure.text = "\n".join(line[8:] for a in mine for line in _assertion_lines(a, case.runs))
+        rows = result.verdicts.filter(pl.col("case_id") == case.id)
         not_exercised = rows.filter(pl.col("exercised") == "no")
         if not_exercised.height:
             out = ET.SubElement(element, "system-out")

@@ -30,6 +30,9 @@ class StoreSummary:
     """(format, files), most files first."""
     agents: list[tuple[str | None, int]]
     """(agent, runs) for the ten most frequent agents; None for runs that name none."""
+    agents_total: int
+    """How many agents there are in all (None counting as one): more than `agents` lists when it
+    left some out."""
     declared: int
     """Runs that recorded their tool definitions."""
     undeclared: int
@@ -48,11 +51,13 @@ def summarize(store: Store) -> StoreSummary:
     # table names come from the TABLES allow-list, never from input
     tables = {table: con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] for table in TABLES}
     declared, undeclared = con.execute(load_sql("results/summary/tools_declared")).fetchall()[0]
+    agents = con.execute(load_sql("results/summary/agents")).fetchall()
     return StoreSummary(
         store=str(store.path),
         tables=tables,
         formats=[(name, files) for name, files in con.execute(load_sql("results/summary/formats")).fetchall()],
-        agents=[(agent, runs) for agent, runs in con.execute(load_sql("results/summary/agents")).fetchall()],
+        agents=[(agent, runs) for agent, runs, _ in agents],
+        agents_total=agents[0][2] if agents else 0,
         declared=declared,
         undeclared=undeclared,
         writes=executed_write_count(store),

@@ -81,7 +81,8 @@ class Store:
 
     def ingest(self, paths: Sequence[str | os.PathLike[str] | Input], format: str = "auto", *,
                replace: bool = False,
-               progress: Callable[[FileReport, int], None] | None = None, workers: int = 0) -> IngestReport:
+               progress: Callable[[FileReport, int], None] | None = None, workers: int = 0,
+               agent: str | None = None, model: str | None = None, tags: Sequence[str] = ()) -> IngestReport:
         """Load trace files, folders or globs into the store, each file wholly or not at all.
 
         Args:
@@ -92,6 +93,9 @@ class Store:
             progress: called after each file with its report and its size in bytes.
             workers: processes that parse a large input (0 or 1: a thread of this process); see
                 `tracelab.ingest.pipeline.ingest_paths` for the caveat of worker processes.
+            agent: set on the episodes added whose records name no agent (`ingest --agent`).
+            model: set on the episodes added whose records name no model (`ingest --model`).
+            tags: added to the tags of the episodes added (`ingest --tag`).
 
         Returns:
             The per-file reports, in input order (`added`, `count(status)`).
@@ -101,6 +105,7 @@ class Store:
             Interrupted: Ctrl-C; the store holds exactly the files reported done.
         """
         from tracelab.ingest.pipeline import ingest_paths
+        from tracelab.ingest.writer import EpisodeFill
 
         if self.read_only:
             kind = "a Parquet store" if self.parquet else "a store opened read-only"
@@ -109,7 +114,8 @@ class Store:
             # the store is verified before the first write, not up front: a re-run that finds
             # every file already ingested writes nothing and reads only `sources`
             return ingest_paths(self.con, paths, format=format, replace=replace, progress=progress,
-                                workers=workers, before_write=self._verify)
+                                workers=workers, before_write=self._verify,
+                                fill=EpisodeFill(agent, model, tuple(tags)))
         except duckdb.Error as exc:
             if is_damage(exc):  # met while looking files up in `sources`
                 raise damaged_store_error(exc, self.path) from None
