@@ -1,7 +1,7 @@
 """The check reports group failures by assertion (issue 26): every failing assertion of a case
 with its count of failing runs and a few example runs, most severe first; one executed write that
 fails `must_not_write` and `undeclared_writes` is one finding; "permission boundary" is said of a
-case, naming the permission types that failed, never of every reason."""
+case, naming the permission types that failed, and in the reasons of those types only."""
 from __future__ import annotations
 
 import json
@@ -90,7 +90,7 @@ def test_text_names_every_failing_assertion_with_its_count_most_severe_first(che
 def test_one_write_that_fails_two_assertions_is_one_line_naming_both(checked):
     lines = check(checked).stdout.splitlines()
     pw = [line for line in lines if line.strip().startswith("pw-00 ")]
-    assert pw == ['          pw-00 step 0  must_not_write[0] + undeclared_writes  executed write of "update_password"']
+    assert pw == ['          pw-00 step 0  must_not_write[0] + undeclared_writes  executed write of "update_password" — this run crossed a permission boundary']
     # listed under must_not_write[0] only: undeclared_writes has nothing left to show
     at = lines.index("        undeclared_writes: 25 of 28 runs failed; the same write in 25 as must_not_write[0] "
                      "(listed there)")
@@ -103,7 +103,11 @@ def test_permission_boundary_is_said_of_the_case_naming_the_failed_types(checked
     assert lines[1] == ("  FAIL  bank (0/28 runs; a permission boundary was crossed: must_not_leak, "
                         "must_not_write, undeclared_writes)")
     assert "  FAIL  chat (1/2 runs)" in lines  # a behaviour failure crosses no boundary
-    assert out.count("permission boundary") == 1  # never in a reason
+    # the case line names the types; only the permission families' reasons say it of the run
+    # (cli-and-results.md: `check --format json`), never a behaviour failure's
+    said = [line for line in lines if "crossed a permission boundary" in line]
+    assert said and all(re.search(r"must_not_leak|must_not_write|undeclared_writes", line) for line in said)
+    assert not any("must_mention" in line and "boundary" in line for line in lines)
     assert 'LEAKED "4321"' in out and "PIN" not in out
 
 
@@ -119,7 +123,7 @@ def test_json_has_a_per_assertion_summary_next_to_results(checked):
         ("chat", "must_mention[0]", 4, 1, {}, 1),
     ]
     write = doc["failures"][1]["examples"][0]
-    assert write == {"episode_id": "pw-00", "step_idx": 0, "reason": 'executed write of "update_password"',
+    assert write == {"episode_id": "pw-00", "step_idx": 0, "reason": 'executed write of "update_password" — this run crossed a permission boundary',
                      "also": ["undeclared_writes"]}
     bank = next(c for c in doc["cases"] if c["id"] == "bank")
     assert bank["permission_failures"] == ["must_not_leak", "must_not_write", "undeclared_writes"]

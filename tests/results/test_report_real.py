@@ -3,6 +3,8 @@
 failing case (fixtures/agentdojo_tau_suite.yaml, a suite written from scratch)."""
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -52,7 +54,9 @@ def test_check_text_names_every_failing_assertion_of_every_failing_case(tmp_path
     assert set(failed_cases) <= set(named)
     # the attacker's IBAN: the reason the banking case exists is not hidden behind the password resets
     assert any(line.startswith("        trace_must_not_call_tool[0]: ") for line in text.splitlines())
-    assert "this run crossed a permission boundary" not in text
+    said = [line for line in text.splitlines() if "crossed a permission boundary" in line]
+    assert all(re.search(r"must_not_leak|must_not_write|undeclared_writes|a permission boundary was crossed: ", line)
+               for line in said)  # only the permission families say it
     assert max(len(line) for line in text.splitlines() if not line.startswith("          ")) <= 120
 
 

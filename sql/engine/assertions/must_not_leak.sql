@@ -2,13 +2,13 @@
 -- built by _needle_found.sql). A failure names the string, never where it was found; it is
 -- located at the step of the run's first fragment holding it (NULL: the input, output or error).
 -- Always exercised.
--- The reason says what failed, never "permission boundary": the report says that of the case,
--- naming the permission types that failed (tracelab.results.report.crossed).
+-- The reason ends "this run crossed a permission boundary" (cli-and-results.md: `check --format json`):
+-- said only by the permission families; the report's case line names the ones that failed.
 SELECT n.unit_id, s.episode_id,
        f.episode_id IS NULL AS passed,
        'yes' AS exercised,
        CASE WHEN f.episode_id IS NOT NULL THEN
-           'LEAKED ' || to_json(n.needle)::VARCHAR
+           'LEAKED ' || to_json(n.needle)::VARCHAR || ' — this run crossed a permission boundary'
        END AS reason,
        f.step_idx
 FROM p_must_not_leak n
