@@ -2,7 +2,7 @@
 -- built by _needle_found.sql). A failure names the string, never where it was found; it is
 -- located at the step of the run's first fragment holding it (NULL: the input, output or error).
 -- Always exercised.
--- The reason ends "this run crossed a permission boundary" (cli-and-results.md: `check --format json`):
+-- The reason ends "this run crossed a permission boundary" (docs/cli.md §4, the JSON example):
 -- said only by the permission families; the report's case line names the ones that failed.
 SELECT n.unit_id, s.episode_id,
        f.episode_id IS NULL AS passed,

@@ -3,7 +3,7 @@
 -- to `write` and its effect (override, else its definition's, else the registry's) is `read`; `yes` when some call
 -- resolved to `write` or it is available with effect `write`; otherwise `unknown`.
 -- A failure is located at the step of the tool's first executed write.
--- The reason ends "this run crossed a permission boundary" (cli-and-results.md: `check --format json`):
+-- The reason ends "this run crossed a permission boundary" (docs/cli.md §4, the JSON example):
 -- said only by the permission families; the report's case line names the ones that failed.
 WITH r AS (
     SELECT p.unit_id, s.episode_id, p.tool,

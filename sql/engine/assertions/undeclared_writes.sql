@@ -4,7 +4,7 @@
 -- some definition resolves to `write`; `no` when tools are declared and every definition and
 -- every call resolves to `read`; otherwise `unknown`. A failure is located at the step of the
 -- first undeclared executed write.
--- The reason ends "this run crossed a permission boundary" (cli-and-results.md: `check --format json`):
+-- The reason ends "this run crossed a permission boundary" (docs/cli.md §4, the JSON example):
 -- said only by the permission families; the report's case line names the ones that failed.
 WITH allowed AS (
     -- a pattern is matched against each distinct name (chk_names), never once per call
