@@ -17,9 +17,10 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import build_episode, content_text, message_step, tool_call_step, tool_result_step
 from tracelab.formats.records import first_record, is_json_document
+from tracelab.formats.source import BadJSON, Source, parse_json
 from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, rest, type_of
 
 name = "codex"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.formats.values import (
     TEXT_PART_TYPES,
     Record,

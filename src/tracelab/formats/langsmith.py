@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import build_episode, message_step, stamp, tool_call_step, tool_result_step
 from tracelab.formats.observed import Requests, message, message_steps, messages, text_of
 from tracelab.formats.records import first_record, records
+from tracelab.formats.source import Source
 from tracelab.formats.values import Record, RecordError, Step, json_text
 
 name = "langsmith"
