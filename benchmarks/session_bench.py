@@ -66,7 +66,7 @@ def native_copies(folder: Path, out: Path, per_file: Path) -> tuple[int, float]:
     """The same episodes in the native format, as one JSONL file and as one file per session
     file (read with the adapter itself); returns the episodes and the adapter's seconds."""
     from tracelab.formats import claude_code
-    from tracelab.formats.base import Source
+    from tracelab.formats.source import Source
 
     seen: set[str] = set()
     shutil.rmtree(per_file, ignore_errors=True)

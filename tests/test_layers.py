@@ -25,10 +25,9 @@ ORDER = ("foundation", "formats", "ingest", "store", "suite", "engine", "results
 BESIDE = {"generate": ("foundation", "formats", "ingest"),
           "spark": ("foundation", "formats", "ingest", "store", "suite", "engine", "results")}
 """Beside the pipeline: what each may import (and only the CLI imports them)."""
-TOP = {"__init__": "api", "api": "api", "open_store": "api", "load_suite": "api", "Store": "api",
-       "__main__": "cli", "__version__": "foundation"}
-"""What sits above the stages, in `tracelab` itself: the public API (also as the root's re-exports)
-and the entry point; `tracelab.__version__` is the one name of the root every stage may import."""
+TOP = {"api": "api", "__main__": "cli"}
+"""What sits above the stages, beside the foundation modules: the public API and the entry point.
+`tracelab` itself (its `__init__`) re-exports the public API, so it counts as `api` too."""
 
 
 def stage_of(module: str) -> str:
@@ -79,8 +78,7 @@ def runtime_imports(path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             for alias in node.names:
                 named = f"{node.module}.{alias.name}"
-                # a module, or a name of the root package: what it is decides its stage
-                found.append((node.lineno, named if named in NAMES or node.module == "tracelab" else node.module))
+                found.append((node.lineno, named if named in NAMES else node.module))
     return [(line, name) for line, name in found if name.split(".")[0] in ("tracelab", "click")]
 
 

@@ -12,14 +12,15 @@ Public API (README "From Python")::
 
 The packages follow the pipeline, each importing only those before it (ruff's banned-api rule,
 tests/test_layers.py): the foundation modules (`errors`, `sqlfiles`, `frames`, `bulk_insert`,
-`native_keys`, `globs`, `documents`) -> `formats` -> `ingest` -> `store` -> `suite` -> `engine`
+`native_keys`, `globs`, `documents`, `version`) -> `formats` -> `ingest` -> `store` -> `suite` -> `engine`
 -> `results` -> `view` -> `api` (the public API) -> `cli`; `generate` and `spark` beside them.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tracelab.version import __version__
+
 __all__ = ["__version__", "Store", "load_suite", "open_store"]
 
 if TYPE_CHECKING:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 
 Item = tuple[int, dict[str, Any]] | Quarantined
 

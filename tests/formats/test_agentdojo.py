@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tracelab.formats import agentdojo
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "agentdojo" / "banking_runs.jsonl"
 HEADER = {"metadata": {"benchmark": "agent-dojo", "accuracy": 0.25, "name": "gpt-4o-tool_filter"}}

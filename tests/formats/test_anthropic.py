@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tracelab.formats import anthropic, openai_chat
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import detect_format
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "anthropic" / "it_helpdesk.jsonl"

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracelab.formats import assay
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import detect_format
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "assay" / "shop_agent.jsonl"

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracelab.formats import atif
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.formats.values import RecordError
 from tracelab.ingest.prepare import detect_format
 

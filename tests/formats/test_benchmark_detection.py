@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tracelab.formats import agentdojo, openhands, swe_agent, tau_bench
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"

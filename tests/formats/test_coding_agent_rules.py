@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from tracelab.formats import claude_code, codex
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 from tracelab.results.summary import summarize, unread_line
 from tracelab.store import Store
 

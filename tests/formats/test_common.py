@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tracelab.formats import anthropic, openai_chat, openai_responses
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
@@ -22,6 +22,7 @@ from tracelab.formats.episodes import (
     tool_result_step,
 )
 from tracelab.formats.records import first_record, records
+from tracelab.formats.source import Source
 from tracelab.formats.values import RecordError, json_text
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.generate.emit import EMITTERS, to_anthropic, to_openai_chat
 from tracelab.ingest.prepare import detect_format
 from tracelab.store import open_store

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracelab.formats import inspect_log
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 from tracelab.formats.values import RecordError
 from tracelab.ingest.prepare import detect_format
 

@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 from tracelab.formats import openai_chat
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import detect_format
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "openai-chat" / "travel_desk.jsonl"

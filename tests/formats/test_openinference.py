@@ -11,7 +11,8 @@ import pytest
 from tests.formats.span_builders import bare, record
 from tests.formats.span_builders import span as otlp_span
 from tracelab.formats import openinference, otlp
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "openinference"

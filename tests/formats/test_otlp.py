@@ -23,7 +23,8 @@ from tests.formats.span_builders import (
     tool,
 )
 from tracelab.formats import openinference, otlp
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 from tracelab.generate import iter_episodes
 from tracelab.generate.emit_otlp import to_otlp
 from tracelab.ingest.prepare import detect_format

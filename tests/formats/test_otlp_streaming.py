@@ -11,8 +11,9 @@ import pytest
 from tests.formats.span_builders import ROOT, TRACE, calls, chat, record, responds, said, span, tool
 from tracelab.errors import DataError
 from tracelab.formats import openinference, otlp
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.records import records
+from tracelab.formats.source import Source
 
 OTHER = "0af7651916cd43dd8448eb211c80319c"
 U = said("user", "Refund order 8812")

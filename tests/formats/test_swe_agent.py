@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tracelab.formats import swe_agent
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces" / "swe-agent"
 TRAJECTORY_SAMPLE = SAMPLES / "acme__billing-212.traj"

@@ -5,7 +5,8 @@ import json
 from pathlib import Path
 
 from tracelab.formats import tau_bench
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import Source
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces" / "tau-bench" / "retail_runs.json"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import tracelab.formats.base as base
+import tracelab.formats.source as source
 import tracelab.ingest.batches as ingest_batches
 import tracelab.ingest.prepare as prepare
 import tracelab.ingest.reader as ingest_reader
@@ -20,7 +20,7 @@ import tracelab.ingest.writer as ingest_writer
 from tests.conftest import episode
 from tests.reliability.support import tracelab
 from tracelab.errors import Interrupted
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import detect_format
 from tracelab.store import open_store
 
@@ -139,7 +139,7 @@ def test_a_small_file_truncated_after_its_hash_loads_as_it_was_read(store, tmp_p
 def test_a_streamed_file_truncated_after_its_hash_is_reported_and_loads_nothing(store, tmp_path, monkeypatch):
     path = write(tmp_path / "runs.jsonl", *(episode(f"e{i}", {"kind": "user", "text": "x" * 50})
                                             for i in range(2000)))
-    monkeypatch.setattr(base, "WHOLE_FILE_LIMIT", 4096)  # streamed, batch by batch
+    monkeypatch.setattr(source, "WHOLE_FILE_LIMIT", 4096)  # streamed, batch by batch
     monkeypatch.setattr(ingest_batches, "BATCH_RECORDS", 200)
     truncate_after_hashing(monkeypatch, path, path.stat().st_size // 2 + 7)
 

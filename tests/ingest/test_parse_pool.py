@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import tracelab.formats.base as base
+import tracelab.formats.source as source
 import tracelab.ingest.parse_pool as parse_pool
 from tests.conftest import episode
 from tracelab.store import open_store
@@ -73,7 +73,7 @@ def small_limits(monkeypatch):
     monkeypatch.setattr(parse_pool, "POOL_AFTER_BYTES", 0)
     monkeypatch.setattr(parse_pool, "JOB_BYTES", 3000)
     monkeypatch.setattr(parse_pool, "JOB_FILES", 7)
-    monkeypatch.setattr(base, "WHOLE_FILE_LIMIT", 4096)
+    monkeypatch.setattr(source, "WHOLE_FILE_LIMIT", 4096)
     started: list[bool] = []
     real_close = parse_pool.ParsePool.close
     monkeypatch.setattr(parse_pool.ParsePool, "close",

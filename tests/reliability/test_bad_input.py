@@ -17,7 +17,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import tracelab.formats.base as base
+import tracelab.formats.source as source
 from tests.conftest import episode
 from tests.reliability.support import (
     account,
@@ -127,7 +127,7 @@ def test_empty_files(tmp_path):
 def test_a_line_over_the_record_limit_is_quarantined_with_its_size_and_a_15_mb_line_lands(tmp_path, monkeypatch):
     # trace-format §6: records up to 256 MiB load (tests/ingest/test_bulk.py loads 40 MB and
     # quarantines a 600 MiB gzip bomb line); here the limit is lowered to keep the test small
-    monkeypatch.setattr(base, "RECORD_LIMIT", 20 << 20)
+    monkeypatch.setattr(source, "RECORD_LIMIT", 20 << 20)
     huge = json.dumps(episode("huge", {"kind": "assistant", "text": "y" * (50 << 20)})).encode()
     large = json.dumps(episode("large", {"kind": "tool_call", "name": "t", "args": {"q": "z" * (15 << 20)}}))
 

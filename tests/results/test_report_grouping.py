@@ -90,7 +90,8 @@ def test_text_names_every_failing_assertion_with_its_count_most_severe_first(che
 def test_one_write_that_fails_two_assertions_is_one_line_naming_both(checked):
     lines = check(checked).stdout.splitlines()
     pw = [line for line in lines if line.strip().startswith("pw-00 ")]
-    assert pw == ['          pw-00 step 0  must_not_write[0] + undeclared_writes  executed write of "update_password" — this run crossed a permission boundary']
+    assert pw == ['          pw-00 step 0  must_not_write[0] + undeclared_writes  executed write of "update_password"'
+                  ' — this run crossed a permission boundary']
     # listed under must_not_write[0] only: undeclared_writes has nothing left to show
     at = lines.index("        undeclared_writes: 25 of 28 runs failed; the same write in 25 as must_not_write[0] "
                      "(listed there)")
@@ -123,7 +124,8 @@ def test_json_has_a_per_assertion_summary_next_to_results(checked):
         ("chat", "must_mention[0]", 4, 1, {}, 1),
     ]
     write = doc["failures"][1]["examples"][0]
-    assert write == {"episode_id": "pw-00", "step_idx": 0, "reason": 'executed write of "update_password" — this run crossed a permission boundary',
+    assert write == {"episode_id": "pw-00", "step_idx": 0,
+                     "reason": 'executed write of "update_password" — this run crossed a permission boundary',
                      "also": ["undeclared_writes"]}
     bank = next(c for c in doc["cases"] if c["id"] == "bank")
     assert bank["permission_failures"] == ["must_not_leak", "must_not_write", "undeclared_writes"]

@@ -3,9 +3,8 @@
 failing case (fixtures/agentdojo_tau_suite.yaml, a suite written from scratch)."""
 from __future__ import annotations
 
-import re
-
 import json
+import re
 from pathlib import Path
 
 import pytest

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import click
 
-from tracelab import __version__
 from tracelab.cli.options import STORE_KEY, no_color
 from tracelab.errors import Interrupted, TracelabError, interrupt_queries, is_interrupt
+from tracelab.version import __version__
 
 _signal_received: list[str] = []
 """The name of the signal that stopped the command (SIGTERM arrives as a KeyboardInterrupt)."""

@@ -1,9 +1,10 @@
 """Input formats: one reader per format, and the registry, in `tracelab formats` and auto-detection order.
 
-Owns turning one input file's records into native episode dicts (`base`, `records`, `episodes`, `values`, `spans`
-and one module per format); nothing here touches a store. May import: the foundation modules
-(`tracelab.errors`, `sqlfiles`, `frames`, `bulk_insert`, `native_keys`, `globs`,
-`documents`) only.
+Owns turning one input file's records into native episode dicts: the adapter contract (`base`),
+reading a file (`source`) and its records (`records`), the common rules of building an episode
+(`episodes`) and of checking a record's values (`values`), spans (`spans`), and one module per
+format; nothing here touches a store. May import: the foundation modules (`tracelab.errors`,
+`sqlfiles`, `frames`, `bulk_insert`, `native_keys`, `globs`, `documents`) only.
 """
 from __future__ import annotations
 

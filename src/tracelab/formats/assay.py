@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     LABEL_KEYS,
     build_episode,
@@ -23,6 +23,7 @@ from tracelab.formats.episodes import (
     tool_call_step,
     tool_result_step,
 )
+from tracelab.formats.source import BadJSON, Source, parse_json
 from tracelab.formats.values import Record, RecordError, Step, rest
 
 name = "assay"

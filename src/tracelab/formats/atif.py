@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
@@ -24,6 +24,7 @@ from tracelab.formats.episodes import (
     tool_result_step,
 )
 from tracelab.formats.records import first_record, map_records
+from tracelab.formats.source import Source
 from tracelab.formats.values import Record, RecordError, Step, require_list, require_object, rest
 
 name = "atif"

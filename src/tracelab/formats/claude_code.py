@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tracelab.errors import DataError
-from tracelab.formats.base import BadJSON, Quarantined, Source, display_path, parse_json
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
@@ -40,6 +40,7 @@ from tracelab.formats.episodes import (
     tool_result_step,
 )
 from tracelab.formats.records import first_record, is_json_document
+from tracelab.formats.source import BadJSON, Source, display_path, parse_json
 from tracelab.formats.values import Record, RecordError, Step, optional_string, require_object, type_of
 
 name = "claude-code"

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     build_episode,
     content_text,
@@ -28,6 +28,7 @@ from tracelab.formats.episodes import (
     tool_result_step,
 )
 from tracelab.formats.records import first_record, is_json_document
+from tracelab.formats.source import BadJSON, Source, parse_json
 from tracelab.formats.values import (
     TEXT_PART_TYPES,
     Record,

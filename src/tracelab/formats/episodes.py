@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.formats.values import (
     TEXT_PART_TYPES,
     Record,

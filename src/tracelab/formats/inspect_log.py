@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 from tracelab.errors import DataError
-from tracelab.formats.base import RECORD_LIMIT, BadJSON, Quarantined, Source, parse_json, too_large
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import build_episode
 from tracelab.formats.inspect_steps import sample_steps, seconds
 from tracelab.formats.records import first_record, is_json_document, raw_json, records
+from tracelab.formats.source import RECORD_LIMIT, BadJSON, Source, parse_json, too_large
 from tracelab.formats.values import Record, RecordError, require_list, require_object, rest
 
 name = "inspect"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     LABEL_KEYS,
     build_episode,
@@ -25,6 +25,7 @@ from tracelab.formats.episodes import (
 )
 from tracelab.formats.observed import Requests, message, message_steps, messages, text_of
 from tracelab.formats.records import first_record, map_items, records
+from tracelab.formats.source import Source
 from tracelab.formats.values import Record, RecordError, Step, optional_string, require_list, require_object
 
 name = "langfuse"

@@ -17,10 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracelab.errors import DataError
-from tracelab.formats.base import Quarantined, Source, display_path
-from tracelab.formats.episodes import build_episode, message_step, readable_timestamp, tool_call_step, tool_result_step
+from tracelab.formats.base import Quarantined
+from tracelab.formats.episodes import (
+    build_episode,
+    message_step,
+    readable_timestamp,
+    tool_call_step,
+    tool_result_step,
+)
 from tracelab.formats.observed import Requests, message, message_steps, messages, text_of
 from tracelab.formats.records import first_record, raw_json, records
+from tracelab.formats.source import Source, display_path
 from tracelab.formats.values import Record, RecordError, Step, json_text
 
 name = "langsmith"

@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.records import first_record, is_json_document, line_records, load_document, records
+from tracelab.formats.source import Source
 
 name = "native"
 summary = "tracelab.episode/v1: JSON Lines, one episode per line, or a .json array of episodes"

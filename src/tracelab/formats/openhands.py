@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     build_episode,
     content_text,
@@ -26,6 +26,7 @@ from tracelab.formats.episodes import (
 )
 from tracelab.formats.openai_chat import chat_tool_definition
 from tracelab.formats.records import first_record, map_records
+from tracelab.formats.source import Source
 from tracelab.formats.values import Record, RecordError, Step, require_list, require_object
 
 name = "openhands"

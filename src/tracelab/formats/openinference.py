@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import LABEL_KEYS, tool_definition
 from tracelab.formats.otlp import (
     ERROR_CODES,
@@ -33,6 +33,7 @@ from tracelab.formats.otlp import (
     span_events,
 )
 from tracelab.formats.records import first_record
+from tracelab.formats.source import BadJSON, Source, parse_json
 from tracelab.formats.spans import (
     INFERENCE,
     TOOL,

@@ -13,9 +13,10 @@ import string
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import content_text, tool_definition
 from tracelab.formats.records import first_record
+from tracelab.formats.source import BadJSON, Source, parse_json
 from tracelab.formats.spans import (
     INFERENCE,
     TOOL,

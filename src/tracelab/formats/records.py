@@ -7,16 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from tracelab.formats.base import (
-    SAMPLE_BYTES,
-    SAMPLE_RECORDS,
-    UNSET,
-    BadJSON,
-    Quarantined,
-    Source,
-    dump_json,
-    parse_json,
-)
+from tracelab.formats.base import Quarantined
+from tracelab.formats.source import SAMPLE_BYTES, SAMPLE_RECORDS, UNSET, BadJSON, Source, dump_json, parse_json
 from tracelab.formats.values import TEXT_PART_TYPES, Record, RecordError
 
 

@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from tracelab.errors import DataError
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
@@ -47,6 +47,7 @@ from tracelab.formats.episodes import (
     tool_result_step,
 )
 from tracelab.formats.records import raw_json, records
+from tracelab.formats.source import Source
 from tracelab.formats.values import Record, RecordError, Step, optional_string, require_list, require_object
 from tracelab.native_keys import CALL_STEP
 

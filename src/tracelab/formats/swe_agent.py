@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracelab.formats.base import BadJSON, Quarantined, Source, parse_json
+from tracelab.formats.base import Quarantined
 from tracelab.formats.episodes import (
     assistant_turn,
     build_episode,
@@ -28,6 +28,7 @@ from tracelab.formats.episodes import (
     tool_result_step,
 )
 from tracelab.formats.records import map_items
+from tracelab.formats.source import BadJSON, Source, parse_json
 from tracelab.formats.values import Record, RecordError, Step, require_list, require_object, rest
 
 name = "swe-agent"

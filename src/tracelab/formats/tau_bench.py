@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracelab.formats import openai_chat
-from tracelab.formats.base import Quarantined, Source
+from tracelab.formats.base import Quarantined
 from tracelab.formats.records import first_record, map_records
+from tracelab.formats.source import Source
 from tracelab.formats.values import Record, RecordError, Step
 
 name = "tau-bench"

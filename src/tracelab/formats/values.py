@@ -9,10 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tracelab.formats.base import (
-    dump_json,
-    plain_json,
-)
+from tracelab.formats.source import dump_json, plain_json
 
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 """Content-part types whose `text` is message text (Chat, Responses, Anthropic)."""

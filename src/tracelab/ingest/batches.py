@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracelab.bulk_insert import arrow_column, arrow_table
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import Prepared
 
 BATCH_RECORDS = 20_000

@@ -26,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from tracelab.errors import UsageError
-from tracelab.formats.base import Source
+from tracelab.formats.source import Source
 from tracelab.ingest.prepare import Entry, FileParse, parse_files, parse_lines
 
 POOL_AFTER_BYTES = 32 << 20

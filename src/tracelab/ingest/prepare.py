@@ -16,19 +16,9 @@ from typing import Any, NamedTuple
 
 from tracelab.errors import DataError
 from tracelab.formats import all_formats, get_format
-from tracelab.formats.base import (
-    RAW_LIMIT,
-    RECORD_LIMIT,
-    UNSET,
-    Adapter,
-    BadJSON,
-    Quarantined,
-    Source,
-    dump_json,
-    parse_json,
-    too_large,
-)
+from tracelab.formats.base import Adapter, Quarantined
 from tracelab.formats.records import plain_text_only, sample_records
+from tracelab.formats.source import RAW_LIMIT, RECORD_LIMIT, UNSET, BadJSON, Source, dump_json, parse_json, too_large
 from tracelab.native_keys import EPISODE_KEYS, STEP_KEYS
 
 Entry = tuple[int, "Prepared"] | tuple[int, str, str | None]

@@ -10,8 +10,8 @@ from typing import Any
 import duckdb
 
 from tracelab.errors import DataError
-from tracelab.formats.base import Source, display_path
 from tracelab.formats.records import is_json_document
+from tracelab.formats.source import Source, display_path
 from tracelab.ingest import batches
 from tracelab.ingest.batches import Batch, Failed, File, FileReport, Unit
 from tracelab.ingest.inputs import Input

@@ -142,8 +142,8 @@ class Comparison:
 
 def baseline_document(run: CheckRun) -> dict[str, Any]:
     """What `--export-baseline` writes: per case and assertion, runs, pass and exercised counts and rates."""
-    from tracelab import __version__
     from tracelab.results.cover import Coverage
+    from tracelab.version import __version__
 
     entries = [
         {"case": row["case_id"], "assertion": row["assertion_id"], "type": row["assertion_type"],

@@ -174,7 +174,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
 
 def envelope(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False) -> dict[str, Any]:
     """The whole `check --format json` document of docs/cli.md."""
-    from tracelab import __version__
+    from tracelab.version import __version__
 
     return {
         "tracelab_version": __version__,

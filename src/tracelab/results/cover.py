@@ -93,7 +93,7 @@ class Coverage:
 
     def to_json_dict(self, suite_path: str | os.PathLike[str]) -> dict[str, Any]:
         """The `cover --format json` document."""
-        from tracelab import __version__
+        from tracelab.version import __version__
 
         run = self.run
         return {

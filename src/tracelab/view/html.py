@@ -20,7 +20,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'
 
 def render_html(report: Report) -> str:
     """The whole HTML document of `report`."""
-    from tracelab import __version__
+    from tracelab.version import __version__
 
     title = f"tracelab: {report.suite or 'check'} {report.run_id}"
     parts = [
