@@ -5,7 +5,7 @@ finds what cannot fail or cannot pass. Both are pure: no store is needed.
 """
 from __future__ import annotations
 
-from tracelab.suite.lint import Finding, FindingKind, lint_findings_frame, lint_suite
+from tracelab.suite.lint import Finding, lint_findings_frame, lint_suite
 from tracelab.suite.load import load_suite
 from tracelab.suite.model import (
     AfterRule,
@@ -38,6 +38,7 @@ from tracelab.suite.model import (
     ToolSequence,
     ToolStatus,
 )
+from tracelab.suite.registry import FindingKind
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 from tracelab.suite.where import where_predicate
 

@@ -25,14 +25,11 @@ from tracelab.suite._parse import (
     case_context,
     check_cases,
     check_pattern,
-    expect_result_ids,
-    merge_expect,
-    read_expect_values,
-    read_rule,
     read_schema,
     resolve_file,
 )
 from tracelab.suite._source import Document, line_of, raw_of
+from tracelab.suite.expect import expect_result_ids, merge_expect, read_expect_values
 from tracelab.suite.families import read_assertions
 from tracelab.suite.model import (
     ArgsValid,
@@ -49,6 +46,7 @@ from tracelab.suite.model import (
     ToolMatcher,
     ToolSequence,
 )
+from tracelab.suite.rules import read_rule
 
 _CAMEL = re.compile(r"[a-z][A-Z]")
 Built = tuple[str, Callable[[str, str], Assertion]]

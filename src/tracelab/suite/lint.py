@@ -13,18 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from tracelab.suite.expect import lint_expect
 from tracelab.suite.families import FAMILIES
 from tracelab.suite.model import Assertion, Case, Suite, ToolMatcher
+from tracelab.suite.registry import FindingKind
 
 if TYPE_CHECKING:
     import polars as pl
-
-FindingKind = Literal["ineffective", "contradictory"]
-
-_TOOL_LISTS = ("tools_called", "confirmations_raised", "writes", "writes_allowed",
-               "must_not_write")
 
 
 @dataclass(frozen=True)
@@ -64,26 +61,9 @@ def _case_findings(case: Case) -> Iterator[Finding]:
     def found(kind: FindingKind, assertion: str, reason: str) -> Finding:
         return Finding(kind, case.id, assertion, reason)
 
+    for assertion_id, (kind, reason) in lint_expect(case.expect):
+        yield found(kind, assertion_id, reason)
     expect = case.expect
-    if expect.termination == ():
-        yield found("contradictory", "termination", "an empty termination list matches no run")
-    for key in _TOOL_LISTS:
-        for index, tool in enumerate(getattr(expect, key)):
-            if tool == "":
-                yield found("ineffective", f"{key}[{index}]", "an empty tool name")
-    for index, needle in enumerate(expect.must_mention):
-        if needle == "":
-            yield found("ineffective", f"must_mention[{index}]",
-                        "an empty string is mentioned by every run")
-    for index, needle in enumerate(expect.must_not_leak):
-        if needle == "":
-            yield found("contradictory", f"must_not_leak[{index}]",
-                        "an empty string occurs in every transcript, so every run leaks it")
-    writes = {tool: i for i, tool in reversed(list(enumerate(expect.writes)))}
-    for index, tool in enumerate(expect.must_not_write):
-        if tool in writes:
-            yield found("contradictory", f"must_not_write[{index}]",
-                        f"{tool!r} is also in writes[{writes[tool]}]: it must and must not write")
     called = {tool: i for i, tool in reversed(list(enumerate(expect.tools_called)))}
     for assertion in case.assertions:
         yield from (found(kind, assertion.id, reason)
