@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from tracelab.suite._fields import Ctx, Fields, check_str
-from tracelab.suite._parse import Env, matcher_at, read_matchers, unknown_name
+from tracelab.suite._parse import STATUSES, Env, matcher_at, read_matchers, read_statuses, unknown_name
 from tracelab.suite._source import line_of, raw_of
 from tracelab.suite.model import (
     AfterRule,
@@ -28,6 +28,7 @@ from tracelab.suite.model import (
     BlocklistRule,
     Case,
     EventuallyRule,
+    LatestBeforeRule,
     MaxCallsRule,
     NeverAfterRule,
     RequireRule,
@@ -134,6 +135,34 @@ def _compile_blocklist(b: Builder, case: Case, unit: int, rule: BlocklistRule) -
     b.add("p_blocklist", unit_id=unit, case_id=case.id, blocked=rule.pattern, exact=rule.exact)
 
 
+# --- latest_before (docs/suites.md §9) -------------------------------------------------------
+
+LATEST_BEFORE: dict[str, Columns] = {
+    "p_latest_before": {"unit_id": "int", "case_id": "str", "m_then": "int", "m_latest": "int",
+                        "statuses": "list", "required": "bool"},
+}
+
+
+def _read_latest_before(f: Fields, env: Env) -> LatestBeforeRule:
+    status = read_statuses(f, "status", allow_empty=False)
+    return LatestBeforeRule(type="latest_before", then=matcher_at(f, "then", env),
+                            latest=matcher_at(f, "latest", env),
+                            status=("ok",) if status is None else status,
+                            required=f.boolean("required", False))
+
+
+def _compile_latest_before(b: Builder, case: Case, unit: int, rule: LatestBeforeRule) -> None:
+    b.add("p_latest_before", unit_id=unit, case_id=case.id, m_then=b.matcher(case, rule.then),
+          m_latest=b.matcher(case, rule.latest), statuses=list(rule.status),
+          required=rule.required)
+
+
+def _lint_latest_before(rule: LatestBeforeRule) -> Iterator[Problem]:
+    if not rule.required and set(STATUSES) <= set(rule.status):
+        yield "ineffective", ("status lists every status and required is false: "
+                              "no `then` call can break it")
+
+
 # --- the registry ----------------------------------------------------------------------------
 
 _DECLARED: tuple[RuleKind[Any], ...] = (
@@ -170,6 +199,10 @@ _DECLARED: tuple[RuleKind[Any], ...] = (
     RuleKind("blocklist", BlocklistRule, ("pattern",),
              lambda f, env: BlocklistRule(type="blocklist", pattern=f.need_string("pattern")),
              _compile_blocklist, BLOCKLIST_QUERY, BLOCKLIST),
+    RuleKind("latest_before", LatestBeforeRule, ("then", "latest", "status", "required"),
+             _read_latest_before, _compile_latest_before,
+             Query("latest_before", "p_latest_before"), LATEST_BEFORE,
+             optional=("status", "required"), lint=_lint_latest_before),
 )
 RULES: dict[str, RuleKind[Any]] = {kind.type: kind for kind in _DECLARED}
 """Every sequence rule of docs/suites.md §4, in the order of its table."""
