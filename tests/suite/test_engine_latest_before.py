@@ -151,3 +151,28 @@ def test_cover_counts_the_runs_it_exercised(checker):
     assert (row["runs"], row["exercised_yes"], row["exercised_no"]) == (2, 1, 1)
     assert row["not_exercised_reasons"] == [
         {"reason": f"rules[0] (latest_before): no call matches {PUSH_LABEL}", "runs": 1}]
+
+
+def test_it_stays_near_linear_in_the_calls_of_a_run(checker):
+    """One long run: each push's latest earlier test run comes from one ASOF join, not a
+    comparison of every pair of calls (5x the calls must take well under 25x the time)."""
+    import time
+
+    def long_run(name: str, n: int) -> dict[str, Any]:
+        names = ["pytest" if i % 3 == 0 else "git push" if i % 3 == 2 else "edit" for i in range(n)]
+        red = 3 * (n // 3 - 1)  # the last test run fails; a push follows it
+        return session(name, *(bash(f"{command} {i}", "error" if i == red else "ok")
+                               for i, command in enumerate(names)))
+
+    seconds = {}
+    for n in (4_000, 20_000):
+        checker.ingest(long_run(f"long-{n}", n))
+        start = time.perf_counter()
+        result = checker.check(f"- id: c\n  select: {{where: \"episode_id = 'long-{n}'\"}}\n"
+                               f"  assertions:\n    - {{type: sequence_valid, id: r, rules: "
+                               f"[{{type: latest_before, then: {{tool: Bash, args_match: "
+                               f"{{command: push}}}}, latest: {{tool: Bash, args_match: "
+                               f"{{command: pytest}}}}}}]}}\n")
+        seconds[n] = time.perf_counter() - start
+        assert verdicts(result, "r")[f"long-{n}"][0] is False
+    assert seconds[20_000] < 10 * seconds[4_000], seconds
