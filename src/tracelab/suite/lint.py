@@ -2,12 +2,15 @@
 
 `lint_suite` reads only the loaded `Suite`; it never needs a store. `check`
 refuses a suite with findings unless `--allow-ineffective` (the CLI's job).
-Beyond §6's list it also reports, with the same kinds, four more shapes that
+Beyond §6's list it also reports, with the same kinds, more shapes that
 cannot fail or cannot pass: `min_calls` above `max_calls` (contradictory), an
 empty `termination` list (contradictory), `trace_max_steps` with `kinds: []`
 and `sequence_valid` with `rules: []` and `retrieval_top` with `ids: []`
-(ineffective). An `args_valid` schema whose only keys are annotations
-(`title`, `description`, `$schema`, `format`, ...) counts as `{}`.
+(ineffective), and a `latest_before` rule whose `status` lists every status
+without `required` (ineffective). An `args_valid` schema whose only keys are
+annotations (`title`, `description`, `$schema`, `format`, ...) counts as `{}`.
+Each construct's own findings are declared with it (`families`, `expect`,
+`rules`); this module walks the cases and checks every tool matcher alike.
 """
 from __future__ import annotations
 
