@@ -77,6 +77,20 @@ CREATE OR REPLACE TEMP MACRO hw_never_after(trigger_, forbidden) AS CASE
 END;
 CREATE OR REPLACE TEMP MACRO hw_eventually(flags, within) AS
     hw_yes(hw_first(list_slice(flags, 1, within)) IS NOT NULL);
+-- the latest flagged position before `pos` (NULL when none)
+CREATE OR REPLACE TEMP MACRO hw_prev(flags, pos) AS
+    pos - list_position(list_reverse(list_slice(flags, 1, pos - 1)), true);
+-- latest_before (suite.md §9): before each `then` call, the latest earlier `latest` call's status
+-- is allowed; without one it is skipped, or fails when required
+CREATE OR REPLACE TEMP MACRO hw_latest_before(then_, latest_, statuses, allowed, required) AS CASE
+    WHEN hw_first(then_) IS NULL THEN hw_v(true, 'no')
+    WHEN NOT list_bool_and(list_transform(then_, lambda t, i: NOT t OR CASE
+        WHEN hw_prev(latest_, i) IS NULL THEN NOT required
+        ELSE list_contains(allowed, statuses[hw_prev(latest_, i)]) END)) THEN hw_v(false, 'yes')
+    WHEN NOT required AND NOT list_bool_or(list_transform(then_, lambda t, i:
+        t AND hw_prev(latest_, i) IS NOT NULL)) THEN hw_v(true, 'no')
+    ELSE hw_v(true, 'yes')
+END;
 CREATE OR REPLACE TEMP MACRO hw_require(flags) AS hw_yes(hw_first(flags) IS NOT NULL);
 CREATE OR REPLACE TEMP MACRO hw_any2(a, b) AS hw_first(list_transform(a, lambda x, i: x OR b[i])) IS NOT NULL;
 CREATE OR REPLACE TEMP MACRO hw_any3(a, b, c) AS
@@ -487,6 +501,17 @@ verdicts AS (
            hw_all([hw_before(hw_named(names, 'list_employees'), hw_named(names, 'swap_shifts')),
                    hw_after(hw_named_status(names, statuses, 'swap_shifts', ['ok']),
                             hw_named(names, 'notify_employee'), 2)])
+    FROM hw_run WHERE case_id = 'swap-shift'
+    UNION ALL
+    SELECT case_id, 'notify-after-ok-swap', episode_id,
+           hw_all([hw_latest_before(hw_named(names, 'notify_employee'), hw_named(names, 'swap_shifts'),
+                                    statuses, ['ok'], false)])
+    FROM hw_run WHERE case_id = 'swap-shift'
+    UNION ALL
+    SELECT case_id, 'swap-after-listing', episode_id,
+           hw_all([hw_latest_before(hw_named(names, 'swap_shifts'),
+                                    hw_named_status(names, statuses, 'list_employees', ['ok', 'error']),
+                                    statuses, ['ok', 'missing'], true)])
     FROM hw_run WHERE case_id = 'swap-shift'
     UNION ALL
     SELECT case_id, 'trace_must_call_tool[0]', episode_id,

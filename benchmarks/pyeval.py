@@ -43,6 +43,7 @@ from tracelab.suite import (
     BlocklistRule,
     Case,
     EventuallyRule,
+    LatestBeforeRule,
     MaxCallsRule,
     MaxSteps,
     MustCallTool,
@@ -561,6 +562,8 @@ def rule_verdict(rule: Rule, ep: Episode) -> Verdict:
         return _sequence_rule(rule, calls)
     if isinstance(rule, BlocklistRule):
         return _blocked(ep, (rule.pattern,), rule.exact)
+    if isinstance(rule, LatestBeforeRule):
+        return _latest_before(rule, calls)
     raise TypeError(f"unknown rule {rule!r}")
 
 
@@ -573,6 +576,26 @@ def _sequence_rule(rule: SequenceRule, calls: list[Call]) -> Verdict:
     held = any(all(matches(m, c) for m, c in zip(rule.tools, calls[i:i + n], strict=True))
                for i in range(len(calls) - n + 1))
     return (held, "yes")
+
+
+def _latest_before(rule: LatestBeforeRule, calls: list[Call]) -> Verdict:
+    """§9: before each `then` call, the latest earlier `latest` call has an allowed status."""
+    latest: Call | None = None
+    seen_then = seen_latest = False
+    for c in calls:
+        if matches(rule.then, c):
+            seen_then = True
+            if latest is None and rule.required:
+                return FAIL
+            if latest is not None:
+                seen_latest = True
+                if latest.status not in rule.status:
+                    return FAIL
+        if matches(rule.latest, c):
+            latest = c
+    if not seen_then or (not seen_latest and not rule.required):
+        return True, "no"
+    return PASS
 
 
 def _sequence_valid(a: SequenceValid, ep: Episode) -> Verdict:

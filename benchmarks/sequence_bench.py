@@ -2,7 +2,8 @@
 episode of 300,000 tool calls must stay near-linear in the calls of a run (issue 14, item 5).
 
 The run alternates `lookup` and `assign` calls, with every 1,000th `assign` missing (so the
-`after` rule fails late) and a `delete` near the end (so `never_after` fails late). The check
+`after` rule fails late) and a `delete` near the end (so `never_after` fails late);
+`latest_before` looks up, for every `assign`, the `lookup` before it. The check
 runs as a library call in a subprocess, fastest of a few runs. Target: under 30 s at 300k calls
 (before: 120 s for an `after` rule alone), and about 10x the time at 10x the calls.
 """
@@ -34,6 +35,7 @@ cases:
           - {type: sequence, tools: [lookup, assign, delete]}
           - {type: sequence, tools: [lookup, assign], strict: true}
           - {type: max_calls, tool: delete, max: 0}
+          - {type: latest_before, then: assign, latest: lookup, status: [missing], required: true}
       - {type: trace_tool_sequence, sequence: [lookup, assign, delete], allow_other_tools: true}
 """
 CHECK = ("import sys\nfrom tracelab.results.check import check\n"

@@ -22,8 +22,9 @@ from tracelab import errors
 from tracelab.cli import all_commands, cli
 from tracelab.formats import all_formats
 from tracelab.suite import lint_suite, load_suite
-from tracelab.suite._parse import EXPECT_KEYS, RULE_KEYS
+from tracelab.suite.expect import EXPECT_KEYS
 from tracelab.suite.families import FAMILIES
+from tracelab.suite.rules import RULE_KEYS
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 DOCS = REPO / "docs"

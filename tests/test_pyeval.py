@@ -33,6 +33,12 @@ def _ep(episode_id: str, case_id: str, steps: list[dict[str, Any]], **fields: An
             **fields}
 
 
+def _call(call_id: str, name: str, status: str | None) -> list[dict[str, Any]]:
+    """A call and, unless status is None (its result never came), its result."""
+    result = [{"kind": "tool_result", "call_id": call_id, "status": status}] if status else []
+    return [{"kind": "tool_call", "name": name, "call_id": call_id}, *result]
+
+
 EDGES: list[dict[str, Any]] = [
     # pairing: the call_id tier beats the name tier; an empty id and name fall to the order tier
     _ep("edge-pairing", "roster-other-org", [
@@ -72,6 +78,16 @@ EDGES: list[dict[str, Any]] = [
         {"kind": "budget", "tokens_used": 3},
     ], output="", tools=[{"name": "cancel_booking"}]),
     _ep("edge-no-output", "check-balance", [], termination="cancelled"),
+    # latest_before (§9): a failed listing, a denied swap, a missing result, no earlier call
+    _ep("edge-latest-red", "swap-shift", [
+        *_call("l1", "list_employees", "error"), *_call("s1", "swap_shifts", "denied"),
+        *_call("n1", "notify_employee", "ok")]),
+    _ep("edge-latest-missing", "swap-shift", [
+        *_call("l1", "list_employees", "ok"), *_call("l2", "list_employees", None),
+        *_call("l3", "list_employees", "denied"), *_call("s1", "swap_shifts", "ok"),
+        *_call("n1", "notify_employee", "ok"), *_call("s2", "swap_shifts", "ok")]),
+    _ep("edge-latest-unlisted", "swap-shift", [
+        *_call("n1", "notify_employee", "ok"), *_call("s1", "swap_shifts", "ok")]),
 ]
 
 
@@ -114,7 +130,7 @@ def test_the_suite_covers_every_family_and_is_lint_clean() -> None:
     rules = {r.type for case in suite.cases for a in case.assertions
              if isinstance(a, pyeval.SequenceValid) for r in a.rules}
     assert rules == {"require", "before", "after", "never_after", "eventually", "max_calls", "sequence",
-                     "blocklist"}
+                     "blocklist", "latest_before"}
 
 
 def test_pyeval_and_the_engine_give_identical_verdicts(engine: pl.DataFrame,
@@ -168,6 +184,19 @@ def test_edge_verdicts_read_as_the_spec_says(baseline: pl.DataFrame) -> None:
     no_output = _verdicts(baseline, "edge-no-output")
     assert no_output["output_contains[0]"] == (False, "yes")
     assert no_output["output_matches[1]"] == (False, "yes")
+
+
+def test_latest_before_edges_read_as_the_spec_says(baseline: pl.DataFrame) -> None:
+    def rules(episode_id: str) -> tuple[tuple[bool, str], tuple[bool, str]]:
+        verdicts = _verdicts(baseline, episode_id)
+        return verdicts["notify-after-ok-swap"], verdicts["swap-after-listing"]
+
+    # notify after a denied swap; swap after a failed listing (its matcher takes error too)
+    assert rules("edge-latest-red") == ((False, "yes"), (False, "yes"))
+    # the latest listing that matches is the missing one (denied is filtered out by the matcher)
+    assert rules("edge-latest-missing") == ((True, "yes"), (True, "yes"))
+    # notify with no earlier swap is skipped; swap with no listing fails (required)
+    assert rules("edge-latest-unlisted") == ((True, "no"), (False, "yes"))
 
 
 def test_lower_maps_code_points_one_to_one_as_duckdb_does() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,10 +41,26 @@ def shell_commands(text: str = README) -> list[str]:
     return commands
 
 
+def session_home(folder: Path) -> Path:
+    """A home folder whose coding-agent sessions (`~/.claude/projects`, `~/.codex/sessions`,
+    the default locations the README names) are copies of the sample sessions."""
+    home = folder / "home"
+    shutil.copytree(REPO / "sample_traces" / "claude-code", home / ".claude" / "projects")
+    shutil.copytree(REPO / "sample_traces" / "codex", home / ".codex" / "sessions")
+    return home
+
+
+def readme_env(folder: Path) -> dict[str, str]:
+    """The environment README commands run in: the installed `tracelab`, a sample home."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "HOME": str(session_home(folder))}
+    env.pop("TRACELAB_STORE", None)
+    return env
+
+
 def test_readme_commands_run_as_written(tmp_path):
     os.symlink(REPO / "sample_traces", tmp_path / "sample_traces")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    env.pop("TRACELAB_STORE", None)
+    env = readme_env(tmp_path)
     commands = shell_commands()
     assert any(c.startswith("tracelab check") for c in commands)
     script = "\n".join(f"{c}\necho \"__rc=$? :: {i}\"" for i, c in enumerate(commands))

@@ -12,7 +12,7 @@ HEADINGS = [
     "== ingest sample_traces",
     "== what is in the store",
     "== executed writes (tool calls with effect write that ran)",
-    "== tracelab effects import sample_traces/effects.yaml (what the sample tools do: 31 names and globs)",
+    "== tracelab effects import sample_traces/effects.yaml (what the sample tools do: 33 names and globs)",
     "== which runs leaked a string containing 'sk-live-', and where",
     "== tracelab cover sample_traces/suite.yaml (what could not have failed)",
     "== tracelab check sample_traces/suite.yaml",

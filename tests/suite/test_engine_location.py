@@ -14,7 +14,8 @@ import pytest
 
 from tests.suite.engine_support import Checker, call, ep
 from tracelab.engine.verdicts import CheckResult
-from tracelab.suite.families import EXPECT_QUERIES, FAMILIES
+from tracelab.suite.expect import EXPECT_QUERIES
+from tracelab.suite.families import FAMILIES
 
 HELLO = {"kind": "user", "text": "hello"}
 SECRET = "s3cr3t-token"

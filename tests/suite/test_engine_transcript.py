@@ -72,6 +72,7 @@ episodes = st.lists(st.tuples(st.none() | texts, st.lists(steps, max_size=3)), m
 def test_needles_match_in_the_check_exactly_where_they_match_in_the_view(episodes, needles):
     with duckdb.connect() as con:
         con.execute(load_sql("store/schema/tables"))
+        run_script(con, "store/views/rules")
         run_script(con, "store/views/transcript")
         for e, (output, episode_steps) in enumerate(episodes):
             con.execute("INSERT INTO episodes (episode_id, output, tools_declared, n_steps, "

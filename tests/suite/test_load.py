@@ -35,9 +35,10 @@ from tracelab.suite import (
     ToolStatus,
     load_suite,
 )
-from tracelab.suite._parse import EXPECT_KEYS, RULE_KEYS
+from tracelab.suite.expect import EXPECT_KEYS
 from tracelab.suite.families import ASSERTION_KEYS
 from tracelab.suite.load import CASE_KEYS, TOP_KEYS
+from tracelab.suite.rules import RULE_KEYS
 
 # --- the full fixture --------------------------------------------------------------------
 

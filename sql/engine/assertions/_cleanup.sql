@@ -14,6 +14,5 @@ DROP TABLE IF EXISTS chk_retrieval_steps;
 DROP TABLE IF EXISTS chk_candidates;
 DROP TABLE IF EXISTS chk_returned;
 DROP TABLE IF EXISTS chk_out;
-DROP MACRO IF EXISTS chk_availability;
 DROP MACRO IF EXISTS chk_json_key;
 DROP MACRO IF EXISTS chk_json_text;

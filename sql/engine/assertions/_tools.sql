@@ -31,17 +31,17 @@ SELECT b.branch_id, n.name
 FROM p_matcher_branches b JOIN chk_names n ON regexp_full_match(n.name, b.tool_re)
 WHERE b.tool_re IS NOT NULL;
 
--- A call's effect (docs/trace-format.md §6): the suite's override, its recorded effect (step, then
--- definition), the store's registry.
+-- A call's effect (docs/trace-format.md §6, macro resolved_effect of sql/store/views/rules.sql): the
+-- suite's override, its recorded effect (step, then definition), the store's registry.
 CREATE OR REPLACE TEMP TABLE chk_calls AS
 SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.args, c.args_text, c.status,
-       coalesce(o.override, c.effect, o.registry) AS effect
+       resolved_effect(o.override, c.effect, o.registry) AS effect
 FROM tool_calls c
 LEFT JOIN chk_names o ON o.name = c.tool_name
 WHERE c.episode_id IN (SELECT episode_id FROM chk_runs);
 
 CREATE OR REPLACE TEMP TABLE chk_defs AS
-SELECT d.episode_id, d.position, d.name, coalesce(o.override, d.effect, o.registry) AS effect, d.parameters
+SELECT d.episode_id, d.position, d.name, resolved_effect(o.override, d.effect, o.registry) AS effect, d.parameters
 FROM tool_definitions d
 LEFT JOIN chk_names o ON o.name = d.name
 WHERE d.episode_id IN (SELECT episode_id FROM chk_runs);
@@ -59,8 +59,8 @@ WITH asked AS (
 called AS (
     SELECT episode_id, tool_name AS name, count(*) AS n_calls,
            bool_or(effect = 'write') AS call_write,
-           bool_or(effect = 'write' AND status = 'ok') AS exec_write,
-           min(call_step_idx) FILTER (WHERE effect = 'write' AND status = 'ok') AS exec_write_step
+           bool_or(is_executed_write(effect, status)) AS exec_write,
+           min(call_step_idx) FILTER (WHERE is_executed_write(effect, status)) AS exec_write_step
     FROM chk_calls WHERE tool_name IN (SELECT name FROM asked)
     GROUP BY ALL
 ),
@@ -77,9 +77,3 @@ SELECT episode_id, name,
        coalesce(c.exec_write, false) AS exec_write,
        c.exec_write_step
 FROM called c FULL JOIN defined d USING (episode_id, name);
-
--- Tool availability by name (docs/trace-format.md §4), from a LEFT JOIN of chk_tools and chk_runs.
-CREATE OR REPLACE TEMP MACRO chk_availability(n_calls, defined, declared) AS
-    CASE WHEN coalesce(n_calls, 0) > 0 OR (declared AND coalesce(defined, false)) THEN 'available'
-         WHEN declared THEN 'unavailable'
-         ELSE 'unknown' END;

@@ -11,11 +11,8 @@
 -- or $numeric (a needle could occur inside a number, whose stored text may differ from the
 -- rendered one). Without a backslash, every string and object key of the stored text is its
 -- decoded self.
--- The leaves and keys of a data document are its JSON tokens: every string (object keys
--- included; array positions are not keys, docs/duckdb-notes.md §10), number and boolean, each read
--- with json_extract_string as json_tree's rows are (strings decoded, the others as their JSON
--- text), without json_tree's per-document join. A left-to-right scan for tokens never starts
--- inside a string, since the string is consumed whole from its opening quote.
+-- The leaves and keys of a data document are read as the view reads them (macros json_tokens and
+-- json_token_text of sql/store/views/rules.sql).
 CREATE OR REPLACE TEMP TABLE chk_transcript AS
 WITH scanned AS (
     SELECT episode_id, idx, text, name, error, data,
@@ -32,10 +29,9 @@ fragments AS (
     UNION ALL
     SELECT episode_id, idx AS pos,
            unnest([text, name, error]
-                  || CASE WHEN data_hit THEN list_transform(
-                         regexp_extract_all(data::VARCHAR,
-                                            '(?s)"(?:[^"\\]|\\.)*"|true|false|-?[0-9][0-9.eE+\-]*'),
-                         lambda token: json_extract_string(token, '$')) ELSE [] END)
+                  || CASE WHEN data_hit THEN list_transform(json_tokens(data),
+                                                            lambda token: json_token_text(token))
+                     ELSE [] END)
     FROM scanned
     WHERE fields_hit OR data_hit
 )

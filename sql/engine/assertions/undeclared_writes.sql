@@ -19,7 +19,7 @@ undeclared AS (
            min(c.call_step_idx) AS step_idx
     FROM chk_sel s
     JOIN chk_calls c ON c.episode_id = s.episode_id
-    WHERE c.effect = 'write' AND c.status = 'ok'
+    WHERE is_executed_write(c.effect, c.status)
       AND NOT EXISTS (SELECT 1 FROM allowed a WHERE a.case_id = s.case_id AND a.name = c.tool_name)
     GROUP BY ALL
 ),

@@ -7,11 +7,12 @@ FROM (SELECT DISTINCT unnest(names) AS name) n
 JOIN tool_effects t ON t.pattern = n.name OR (t.regex IS NOT NULL AND regexp_full_match(n.name, t.regex))
 GROUP BY n.name;
 
--- `tool_calls` with every effect resolved (docs/trace-format.md §6): recorded (step, then definition),
--- else the registry's; `effect_source` says which. A declaration counts at once, no re-ingest.
+-- `tool_calls` with every effect resolved (docs/trace-format.md §6, macro resolved_effect of rules.sql,
+-- with no suite override): recorded (step, then definition), else the registry's;
+-- `effect_source` says which. A declaration counts at once, no re-ingest.
 CREATE OR REPLACE VIEW calls AS
 SELECT c.* REPLACE (
-           coalesce(c.effect, r.effect) AS effect,
+           resolved_effect(NULL, c.effect, r.effect) AS effect,
            CASE WHEN c.effect IS NOT NULL THEN c.effect_source
                 WHEN r.effect IS NOT NULL THEN 'registry' END AS effect_source)
 FROM tool_calls c

@@ -13,21 +13,11 @@ SELECT episode_id, 'step.name', idx, name FROM steps WHERE name IS NOT NULL
 UNION ALL
 SELECT episode_id, 'step.error', idx, error FROM steps WHERE error IS NOT NULL
 UNION ALL
+-- the data's strings, numbers and booleans, and its object keys (macros json_tokens, json_token_text
+-- of rules.sql: the check reads a document the same way)
 SELECT s.episode_id,
-       CASE WHEN t.type = 'KEY' THEN 'step.data.key' ELSE 'step.data' END,
+       CASE WHEN json_token_is_key(t.token) THEN 'step.data.key' ELSE 'step.data' END,
        s.idx,
-       t.text
-FROM steps s,
-     LATERAL (
-         -- leaves: strings decoded, numbers and booleans as their JSON text
-         SELECT CASE WHEN type = 'VARCHAR' THEN json_extract_string(value, '$') ELSE value::VARCHAR END AS text,
-                type
-         FROM json_tree(s.data)
-         WHERE type NOT IN ('OBJECT', 'ARRAY', 'NULL')
-         UNION ALL
-         -- object keys; array positions ('0', '1', ...) are not keys (docs/duckdb-notes.md §10)
-         SELECT key, 'KEY'
-         FROM json_tree(s.data)
-         WHERE key IS NOT NULL AND fullkey <> path || '[' || key || ']'
-     ) t
+       json_token_text(t.token)
+FROM steps s, unnest(json_tokens(s.data)) AS t(token)
 WHERE s.data IS NOT NULL;

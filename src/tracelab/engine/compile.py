@@ -18,8 +18,10 @@ from typing import Any
 import polars as pl
 
 from tracelab.globs import glob_to_re2, is_glob, literal_re2
-from tracelab.suite.families import FAMILIES, Columns, json_key, tables
+from tracelab.suite.expect import EXPECT, compile_expect
+from tracelab.suite.families import FAMILIES, json_key, tables
 from tracelab.suite.model import FROM_DEFINITIONS, Assertion, Case, SchemaCheck, Suite, ToolMatcher
+from tracelab.suite.registry import Columns
 
 _TYPES: dict[str, pl.DataType] = {"str": pl.Utf8(), "int": pl.Int64(), "bool": pl.Boolean(),
                                   "list": pl.List(pl.Utf8)}
@@ -40,24 +42,15 @@ _SHARED: dict[str, Columns] = {
                            "tool_re": "str", "statuses": "list"},
     "p_matcher_args": {"branch_id": "int", "key_ptr": "str", "path_ptr": "str",
                        "parent_ptrs": "list", "pattern": "str"},
-    # the `expect` vocabulary (docs/suites.md §2)
-    "p_termination": {"unit_id": "int", "case_id": "str", "allowed": "list"},
-    "p_tools_called": {"unit_id": "int", "case_id": "str", "tool": "str"},
-    "p_must_mention": {"unit_id": "int", "case_id": "str", "needle": "str"},
-    "p_must_not_leak": {"unit_id": "int", "case_id": "str", "needle": "str"},
-    "p_confirmations_raised": {"unit_id": "int", "case_id": "str", "tool": "str"},
-    "p_writes": {"unit_id": "int", "case_id": "str", "tool": "str"},
-    "p_must_not_write": {"unit_id": "int", "case_id": "str", "tool": "str"},
-    "p_max_steps": {"unit_id": "int", "case_id": "str", "max": "int"},
-    "p_undeclared_writes": {"unit_id": "int", "case_id": "str"},
-    "p_writes_allowed": {"case_id": "str", "regex": "str"},
 }
+
+_EXPECT_TABLES = {name: columns for e in EXPECT.values() for name, columns in e.tables.items()}
 
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     name: {column: _TYPES[kind] for column, kind in columns.items()}
-    for name, columns in {**_SHARED, **tables()}.items()
+    for name, columns in {**_SHARED, **_EXPECT_TABLES, **tables()}.items()
 }
-"""Every parameter table's Polars schema: the shared ones, then each family's."""
+"""Every parameter table's Polars schema: the shared ones, the `expect` keys', each family's."""
 
 
 
@@ -148,7 +141,7 @@ class Builder:
 
     def case(self, case: Case) -> None:
         self.select(case)
-        self.expect(case)
+        compile_expect(self, case)
         for assertion in case.assertions:
             self.assertion(case, assertion)
 
@@ -169,28 +162,6 @@ class Builder:
                  model_re=glob(sel.model) if sel else None,
                  tags=list(sel.tags) if sel else [], where_idx=where_idx,
                  input=case.input if sel is None else None)
-
-    def expect(self, case: Case) -> None:
-        exp = case.expect
-        if exp.termination is not None:
-            unit = self.unit(case, "termination", "termination")
-            self.add("p_termination", unit_id=unit, case_id=case.id,
-                     allowed=list(exp.termination))
-        for key, column in (("tools_called", "tool"), ("must_mention", "needle"),
-                            ("must_not_leak", "needle"), ("confirmations_raised", "tool"),
-                            ("writes", "tool"), ("must_not_write", "tool")):
-            for index, value in enumerate(getattr(exp, key)):
-                unit = self.unit(case, f"{key}[{index}]", key)
-                self.add(f"p_{key}", unit_id=unit, case_id=case.id, **{column: value})
-        if exp.max_steps is not None:
-            unit = self.unit(case, "max_steps", "max_steps")
-            self.add("p_max_steps", unit_id=unit, case_id=case.id, max=exp.max_steps)
-        unit = self.unit(case, "undeclared_writes", "undeclared_writes")
-        self.add("p_undeclared_writes", unit_id=unit, case_id=case.id)
-        for tool in exp.writes:
-            self.add("p_writes_allowed", case_id=case.id, regex=literal_re2(tool))
-        for tool in exp.writes_allowed:
-            self.add("p_writes_allowed", case_id=case.id, regex=glob_to_re2(tool))
 
     # --- typed assertions ------------------------------------------------------------
 

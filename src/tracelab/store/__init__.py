@@ -12,6 +12,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +35,9 @@ DEFAULT_MEMORY_LIMIT = "1GB"
 allocations come on top: at 1 GB, ingesting a 500 MB file peaks under 2 GB of RSS (BENCHMARKS.md)."""
 TABLES = ("episodes", "steps", "tool_calls", "tool_definitions", "quarantine", "sources", "tool_effects")
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
-VIEWS = ("calls", "executed_writes", "transcript", "tool_availability")
-"""In creation order: `executed_writes` and `tool_availability` read `calls`."""
+VIEWS = ("rules", "calls", "executed_writes", "transcript", "tool_availability")
+"""In creation order: `rules` (the domain rules' macros) first, every view reads them;
+`executed_writes` and `tool_availability` read `calls`."""
 ADDED_TABLES = frozenset({"tool_effects", "check_cases", "check_failing_runs", "check_assertions", "check_reasons"})
 """Tables an earlier store or export may lack (sql/store/schema/<table>.sql): read as empty."""
 ADDED_COLUMNS = {
@@ -465,7 +467,8 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> str:
 
 
 def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
-    """Add what tool effects need to an earlier store, in one transaction (docs/trace-format.md §6)."""
+    """Add what an earlier store lacks (tool effects' tables and columns, docs/trace-format.md §6; the
+    views' macros) and renew its views, in one transaction."""
     con.begin()
     try:
         for table in ADDED_TABLES:
@@ -488,7 +491,8 @@ def _create_views(con: duckdb.DuckDBPyConnection) -> None:
 
 def _schema(con: duckdb.DuckDBPyConnection, target: Path) -> tuple[str | None, bool]:
     """The store's schema version (None: no `tracelab_meta`), and whether it was written before a
-    table or column of `ADDED_TABLES`/`ADDED_COLUMNS` existed: one look at the catalog.
+    table or column of `ADDED_TABLES`/`ADDED_COLUMNS` or a macro of the views existed: one look
+    at the catalog.
 
     Raises:
         StoreError: the catalog or the version cannot be read (`damaged_store_error`).
@@ -502,11 +506,23 @@ def _schema(con: duckdb.DuckDBPyConnection, target: Path) -> tuple[str | None, b
         if "tracelab_meta" not in tables:
             return None, False
         rows = con.execute("SELECT value FROM tracelab_meta WHERE key = 'schema_version'").fetchall()
+        macros = {name for (name,) in con.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE database_name = current_database() "
+            "AND function_type IN ('macro', 'table_macro') AND NOT internal").fetchall()}
     except duckdb.Error as exc:  # its catalog damaged: what to do is said as for any damage met later
         raise damaged_store_error(exc, target) from None
     stale = bool(ADDED_TABLES - tables) or any(
-        (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added)
+        (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added
+    ) or not store_macros() <= macros
     return (rows[0][0] if rows else None), stale
+
+
+@cache
+def store_macros() -> frozenset[str]:
+    """The macros the views' SQL defines (sql/store/views/): a store without one of them was
+    written by an earlier tracelab, and gets them with its views renewed (`_upgrade`)."""
+    return frozenset(name for view in VIEWS for name in
+                     re.findall(r"CREATE OR REPLACE MACRO (\w+)", load_sql(f"store/views/{view}")))
 
 
 def _check_version(version: str | None, target: Path) -> None:

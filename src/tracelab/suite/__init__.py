@@ -7,7 +7,7 @@ modules; never the engine that compiles what it loads.
 """
 from __future__ import annotations
 
-from tracelab.suite.lint import Finding, FindingKind, lint_findings_frame, lint_suite
+from tracelab.suite.lint import Finding, lint_findings_frame, lint_suite
 from tracelab.suite.load import load_suite
 from tracelab.suite.model import (
     AfterRule,
@@ -19,6 +19,7 @@ from tracelab.suite.model import (
     Effect,
     EventuallyRule,
     Expect,
+    LatestBeforeRule,
     MaxCallsRule,
     MaxSteps,
     MustCallTool,
@@ -40,6 +41,7 @@ from tracelab.suite.model import (
     ToolSequence,
     ToolStatus,
 )
+from tracelab.suite.registry import FindingKind
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 from tracelab.suite.where import where_predicate
 
@@ -55,6 +57,7 @@ __all__ = [
     "Expect",
     "Finding",
     "FindingKind",
+    "LatestBeforeRule",
     "MaxCallsRule",
     "MaxSteps",
     "MustCallTool",

@@ -14,46 +14,12 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, get_args
 
 from tracelab.documents import line_of, raw_of, read_document
-from tracelab.suite.model import (
-    AfterRule,
-    BeforeRule,
-    BlocklistRule,
-    Case,
-    EventuallyRule,
-    Expect,
-    MaxCallsRule,
-    NeverAfterRule,
-    RequireRule,
-    Rule,
-    Select,
-    SequenceRule,
-    Status,
-    ToolMatcher,
-)
+from tracelab.suite.model import Case, Select, Status, ToolMatcher
 from tracelab.suite.schemas import SchemaRefused, schema_validator
 from tracelab.suite.typed_fields import Ctx, Fields, check_str, describe
 from tracelab.suite.where import SqlChecker
 
 STATUSES: tuple[Status, ...] = get_args(Status)
-
-EXPECT_LISTS = ("tools_called", "must_mention", "must_not_leak", "confirmations_raised",
-                "writes", "writes_allowed", "must_not_write")
-"""List keys of `expect`; every one but writes_allowed yields `<key>[<i>]` results."""
-EXPECT_KEYS = ("termination", *EXPECT_LISTS, "max_steps")
-ALWAYS_RESULT_IDS = ("termination", "max_steps", "undeclared_writes")
-
-RULE_KEYS: dict[str, tuple[str, ...]] = {
-    "require": ("tool",),
-    "before": ("first", "then"),
-    "after": ("trigger", "then", "within"),
-    "never_after": ("trigger", "forbidden"),
-    "eventually": ("tool", "within"),
-    "max_calls": ("tool", "max"),
-    "sequence": ("tools", "strict"),
-    "blocklist": ("pattern",),
-}
-_OPTIONAL_RULE_KEYS = {"within": "after", "strict": "sequence"}
-
 
 @dataclass(frozen=True)
 class Env:
@@ -139,11 +105,6 @@ def check_pattern(pattern: str, ctx: Ctx, line: int | None, env: Env) -> str:
     return pattern
 
 
-def dedupe(items: tuple[str, ...]) -> tuple[str, ...]:
-    """The strings in order, keeping only the first of exactly equal ones."""
-    return tuple(dict.fromkeys(items))
-
-
 def unknown_name(what: str, name: str, known: Mapping[str, Any] | tuple[str, ...]) -> str:
     """An unknown name's message, with the closest known one as a hint."""
     close = difflib.get_close_matches(name, list(known), n=1)
@@ -223,7 +184,7 @@ def read_statuses(f: Fields, key: str, allow_empty: bool) -> tuple[Status, ...] 
     return values
 
 
-# --- select and expect -------------------------------------------------------------------
+# --- select and cases -------------------------------------------------------------------
 
 
 def read_select(f: Fields, env: Env) -> Select | None:
@@ -240,45 +201,6 @@ def read_select(f: Fields, env: Env) -> Select | None:
     return Select(case_id=s.string("case_id"), agent=s.string("agent"),
                   agent_version=s.string("agent_version"), model=s.string("model"),
                   tags=s.strings("tags") or (), where=where)
-
-
-def read_expect_values(f: Fields, names: Mapping[str, str]) -> dict[str, Any]:
-    """The present keys of an `expect` (or `defaults`) mapping, by model field name.
-
-    `names` maps the file's key to the model field (identity for tracelab suites,
-    camelCase for the harness), so messages name the key as written.
-    """
-    values: dict[str, Any] = {}
-    for key in f.keys():
-        field = names[key]
-        if field == "termination":
-            value = f.get(key)
-            values[field] = (f.strings(key) if isinstance(value, list)
-                             else (f.string(key),))
-        elif field == "max_steps":
-            values[field] = f.integer(key, minimum=0)
-        else:
-            values[field] = f.strings(key)
-    return values
-
-
-def merge_expect(defaults: Mapping[str, Any], own: Mapping[str, Any]) -> Expect:
-    """§7: lists concatenated defaults-first without exact duplicates; scalars: the case wins."""
-    fields: dict[str, Any] = {}
-    for name in EXPECT_LISTS:
-        fields[name] = dedupe((defaults.get(name) or ()) + (own.get(name) or ()))
-    for name in ("termination", "max_steps"):
-        fields[name] = own[name] if name in own else defaults.get(name)
-    return Expect(**fields)
-
-
-def expect_result_ids(expect: Expect) -> set[str]:
-    """Every result id the `expect` of a case yields, plus the always-on ones."""
-    ids = set(ALWAYS_RESULT_IDS)
-    for name in EXPECT_LISTS:
-        if name != "writes_allowed":
-            ids.update(f"{name}[{i}]" for i in range(len(getattr(expect, name))))
-    return ids
 
 
 def case_context(item: Any, ctx: Ctx, line: int | None, what: str) -> tuple[str, Ctx]:
@@ -311,40 +233,3 @@ def check_cases(cases: tuple[Case, ...], min_cases: int, top: Fields) -> None:
 def matcher_at(f: Fields, key: str, env: Env) -> ToolMatcher:
     """The tool matcher at `key` of `f`."""
     return read_matcher(f.get(key), f.ctx.at(key), f.line(key), raw_of(f.data, key), env)
-
-
-# --- sequence rules ----------------------------------------------------------------------
-
-
-def read_rule(entry: Any, ctx: Ctx, line: int | None, env: Env) -> Rule:
-    """One rule of `sequence_valid` (docs/suites.md §4)."""
-    if not isinstance(entry, Mapping) or "type" not in entry:
-        raise ctx.error("a rule must be a mapping with a `type` naming the rule", line)
-    kind = check_str(entry["type"], ctx.at("type"), line_of(entry, "type"), raw_of(entry, "type"))
-    if kind not in RULE_KEYS:
-        raise ctx.at("type").error(unknown_name("rule type", kind, RULE_KEYS),
-                                   line_of(entry, "type"))
-    keys = RULE_KEYS[kind]
-    f = Fields(entry, ctx, ("type", *keys), f"a {kind} rule", line)
-    f.require(*(k for k in keys if _OPTIONAL_RULE_KEYS.get(k) != kind))
-
-    def m(key: str) -> ToolMatcher:
-        return matcher_at(f, key, env)
-
-    if kind == "require":
-        return RequireRule(type=kind, tool=m("tool"))
-    if kind == "before":
-        return BeforeRule(type=kind, first=m("first"), then=m("then"))
-    if kind == "after":
-        return AfterRule(type=kind, trigger=m("trigger"), then=m("then"),
-                         within=f.integer("within", 1))
-    if kind == "never_after":
-        return NeverAfterRule(type=kind, trigger=m("trigger"), forbidden=m("forbidden"))
-    if kind == "eventually":
-        return EventuallyRule(type=kind, tool=m("tool"), within=f.need_integer("within"))
-    if kind == "max_calls":
-        return MaxCallsRule(type=kind, tool=m("tool"), max=f.need_integer("max", minimum=0))
-    if kind == "sequence":
-        return SequenceRule(type=kind, tools=read_matchers(f, "tools", env),
-                            strict=f.boolean("strict", False))
-    return BlocklistRule(type=kind, pattern=f.need_string("pattern"))

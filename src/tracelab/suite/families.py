@@ -17,7 +17,7 @@ import builtins
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tracelab.documents import line_of, raw_of
 from tracelab.globs import glob_to_re2
@@ -27,52 +27,47 @@ from tracelab.suite._parse import (
     check_pattern,
     matcher_at,
     read_matchers,
-    read_rule,
     read_schema,
     read_statuses,
     to_json,
     unknown_name,
 )
+from tracelab.suite.expect import EXPECT_QUERIES
 from tracelab.suite.model import (
     FROM_DEFINITIONS,
-    AfterRule,
     ArgsValid,
     Assertion,
-    BeforeRule,
-    BlocklistRule,
     Case,
-    EventuallyRule,
-    MaxCallsRule,
     MaxSteps,
     MustCallTool,
     MustNotCallTool,
-    NeverAfterRule,
     OutputContains,
     OutputMatches,
-    RequireRule,
     Retrieval,
-    Rule,
     SchemaCheck,
-    SequenceRule,
     SequenceValid,
     ToolBlocklist,
     ToolMatcher,
     ToolSequence,
     ToolStatus,
 )
+from tracelab.suite.registry import (
+    BLOCKLIST,
+    BLOCKLIST_QUERY,
+    CALL_COUNT_QUERY,
+    CALL_COUNTS,
+    SEQUENCE_QUERY,
+    SEQUENCES,
+    Builder,
+    Columns,
+    Problem,
+    Query,
+)
+from tracelab.suite.rules import RULES, read_rule, rule_matchers
 from tracelab.suite.schemas import schema_validator
 from tracelab.suite.typed_fields import Ctx, Fields, check_str, describe
 
-if TYPE_CHECKING:
-    from tracelab.engine.compile import Builder  # noqa: TID251 (a type only: never imported at run time)
-    from tracelab.suite.lint import FindingKind
-
 A = TypeVar("A", bound=Assertion)
-
-Columns = Mapping[str, str]
-"""A parameter table's columns: name -> 'str', 'int', 'bool' or 'list' (of strings)."""
-Problem = tuple["FindingKind", str]
-"""A lint finding of one assertion: (kind, reason)."""
 
 FIXTURE_KEYS = ("test_args", "policy", "expect")
 ASSAY_BLOCKLIST_FIXTURE_KEYS = ("test_tool_calls", "policy", "expect")
@@ -81,15 +76,6 @@ _ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", 
                           "default", "deprecated", "readOnly", "writeOnly", "format", "$defs",
                           "definitions"})
 """Keywords that constrain nothing: a schema made of these alone accepts every value."""
-
-
-@dataclass(frozen=True)
-class Query:
-    """A query of `sql/engine/assertions/`, run when its parameter table has a row (matching `where`)."""
-
-    name: str
-    table: str
-    where: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,11 +104,6 @@ class Family(Generic[A]):
 
 # --- trace_must_call_tool, trace_must_not_call_tool ---------------------------------------
 
-CALL_COUNTS: dict[str, Columns] = {
-    "p_call_counts": {"unit_id": "int", "case_id": "str", "matcher_id": "int", "min_calls": "int",
-                      "max_calls": "int", "by_availability": "bool", "expectation": "str"},
-}
-_CALL_COUNT_QUERY = Query("trace_must_call_tool", "p_call_counts")
 
 
 def _read_must_call(f: Fields, ident: str, kind: str, env: Env) -> MustCallTool:
@@ -165,11 +146,6 @@ def _tool_matcher(a: MustCallTool | MustNotCallTool) -> Iterator[tuple[str, Tool
 
 # --- trace_tool_sequence (and the sequence rule `sequence`) --------------------------------
 
-SEQUENCES: dict[str, Columns] = {
-    "p_sequences": {"unit_id": "int", "case_id": "str", "mode": "str", "n_items": "int"},
-    "p_sequence_items": {"unit_id": "int", "pos": "int", "matcher_id": "int"},
-}
-_SEQUENCE_QUERY = Query("trace_tool_sequence", "p_sequences")
 
 
 def _read_tool_sequence(f: Fields, ident: str, kind: str, env: Env) -> ToolSequence:
@@ -213,10 +189,6 @@ def _lint_max_steps(a: MaxSteps, called: Mapping[str, int]) -> Iterator[Problem]
 
 # --- tool_blocklist (and the sequence rule `blocklist`) ------------------------------------
 
-BLOCKLIST: dict[str, Columns] = {
-    "p_blocklist": {"unit_id": "int", "case_id": "str", "blocked": "str", "exact": "bool"},
-}
-_BLOCKLIST_QUERY = Query("tool_blocklist", "p_blocklist")
 
 
 def _read_blocklist(f: Fields, ident: str, kind: str, env: Env) -> ToolBlocklist | None:
@@ -359,12 +331,7 @@ def _compile_output_matches(b: Builder, case: Case, unit: int, a: OutputMatches)
     b.add("p_output_matches", unit_id=unit, case_id=case.id, pattern=a.pattern, negate=a.negate)
 
 
-# --- sequence_valid ------------------------------------------------------------------------
-
-ORDER_RULES: dict[str, Columns] = {
-    "p_order_rules": {"unit_id": "int", "case_id": "str", "rule": "str", "m1": "int", "m2": "int",
-                      "within": "int"},
-}
+# --- sequence_valid: one unit per rule, each compiled by its declaration (rules.RULES) ------
 
 
 def _read_sequence_valid(f: Fields, ident: str, kind: str, env: Env) -> SequenceValid:
@@ -376,66 +343,25 @@ def _read_sequence_valid(f: Fields, ident: str, kind: str, env: Env) -> Sequence
 def _compile_sequence_valid(b: Builder, case: Case, unit: int, a: SequenceValid) -> None:
     for index, rule in enumerate(a.rules):
         child = b.unit(case, a.id, a.type, parent=unit, label=f"rules[{index}] ({rule.type})")
-        _compile_rule(b, case, child, rule)
-
-
-def _compile_rule(b: Builder, case: Case, unit: int, rule: Rule) -> None:
-    if isinstance(rule, RequireRule):
-        b.call_count(case, unit, rule.tool, 1, None, False)
-    elif isinstance(rule, MaxCallsRule):
-        b.call_count(case, unit, rule.tool, 0, rule.max, True)
-    elif isinstance(rule, SequenceRule):
-        b.sequence(case, unit, rule.tools, "rule_strict" if rule.strict else "rule")
-    elif isinstance(rule, BlocklistRule):
-        b.add("p_blocklist", unit_id=unit, case_id=case.id, blocked=rule.pattern,
-              exact=rule.exact)
-    elif isinstance(rule, (BeforeRule, AfterRule, NeverAfterRule, EventuallyRule)):
-        first, second = _order_matchers(rule)
-        b.add("p_order_rules", unit_id=unit, case_id=case.id, rule=rule.type,
-              m1=b.matcher(case, first),
-              m2=b.matcher(case, second) if second is not None else None,
-              within=getattr(rule, "within", None))
-    else:  # pragma: no cover - the loader builds only the rules above
-        raise TypeError(f"no evaluation for sequence rule {rule.type!r}")
-
-
-def _order_matchers(rule: Rule) -> tuple[ToolMatcher, ToolMatcher | None]:
-    if isinstance(rule, BeforeRule):
-        return rule.first, rule.then
-    if isinstance(rule, AfterRule):
-        return rule.trigger, rule.then
-    if isinstance(rule, NeverAfterRule):
-        return rule.trigger, rule.forbidden
-    assert isinstance(rule, EventuallyRule)
-    return rule.tool, None
+        RULES[rule.type].compile(b, case, child, rule)
 
 
 def _lint_sequence_valid(a: SequenceValid, called: Mapping[str, int]) -> Iterator[Problem]:
     if not a.rules:
         yield "ineffective", "rules: [] holds for every run"
     for index, rule in enumerate(a.rules):
-        if isinstance(rule, (AfterRule, EventuallyRule)) and rule.within < 1:
-            yield "contradictory", f"rules[{index}] ({rule.type}): within {rule.within} is below 1"
+        for kind, reason in RULES[rule.type].lint(rule):
+            yield kind, f"rules[{index}] ({rule.type}): {reason}"
 
 
 def _rule_matchers(a: SequenceValid) -> Iterator[tuple[str, ToolMatcher]]:
     for index, rule in enumerate(a.rules):
-        for key, matcher in _matchers_of_rule(rule):
+        for key, matcher in rule_matchers(rule):
             yield f"rules[{index}].{key}", matcher
 
 
-def _matchers_of_rule(rule: Rule) -> Iterator[tuple[str, ToolMatcher]]:
-    if isinstance(rule, (RequireRule, EventuallyRule, MaxCallsRule)):
-        yield "tool", rule.tool
-    elif isinstance(rule, BeforeRule):
-        yield from (("first", rule.first), ("then", rule.then))
-    elif isinstance(rule, AfterRule):
-        yield from (("trigger", rule.trigger), ("then", rule.then))
-    elif isinstance(rule, NeverAfterRule):
-        yield from (("trigger", rule.trigger), ("forbidden", rule.forbidden))
-    elif isinstance(rule, SequenceRule):
-        for index, matcher in enumerate(rule.tools):
-            yield f"tools[{index}]", matcher
+_RULE_QUERIES = tuple(dict.fromkeys(r.query for r in RULES.values()))
+_RULE_TABLES = {name: columns for r in RULES.values() for name, columns in r.tables.items()}
 
 
 # --- retrieval_* ---------------------------------------------------------------------------
@@ -502,13 +428,13 @@ _NEVER = "never: `yes`"
 
 _DECLARED: tuple[Family[Any], ...] = (
     Family("trace_must_call_tool", MustCallTool, ("tool", "min_calls", "max_calls"),
-           _read_must_call, _compile_must_call, (_CALL_COUNT_QUERY,), _NEVER,
+           _read_must_call, _compile_must_call, (CALL_COUNT_QUERY,), _NEVER,
            tables=CALL_COUNTS, lint=_lint_must_call, matchers=_tool_matcher),
     Family("trace_must_not_call_tool", MustNotCallTool, ("tool",),
-           _read_must_not_call, _compile_must_not_call, (_CALL_COUNT_QUERY,), _UNAVAILABLE,
+           _read_must_not_call, _compile_must_not_call, (CALL_COUNT_QUERY,), _UNAVAILABLE,
            tables=CALL_COUNTS, lint=_lint_must_not_call, matchers=_tool_matcher),
     Family("trace_tool_sequence", ToolSequence, ("sequence", "allow_other_tools"),
-           _read_tool_sequence, _compile_tool_sequence, (_SEQUENCE_QUERY,), _NEVER,
+           _read_tool_sequence, _compile_tool_sequence, (SEQUENCE_QUERY,), _NEVER,
            tables=SEQUENCES, lint=_lint_tool_sequence, matchers=_sequence_matchers),
     Family("trace_max_steps", MaxSteps, ("max", "kinds"),
            _read_max_steps, _compile_max_steps,
@@ -518,7 +444,7 @@ _DECLARED: tuple[Family[Any], ...] = (
                                          "kinds": "list"}},
            lint=_lint_max_steps),
     Family("tool_blocklist", ToolBlocklist, ("blocked",),
-           _read_blocklist, _compile_blocklist, (_BLOCKLIST_QUERY,),
+           _read_blocklist, _compile_blocklist, (BLOCKLIST_QUERY,),
            "`no` when tools are declared and neither a definition's nor a call's name contains "
            "a blocked substring; `unknown` when tools are not declared and no call's does",
            tables=BLOCKLIST, lint=_lint_blocklist),
@@ -551,11 +477,10 @@ _DECLARED: tuple[Family[Any], ...] = (
       for kind in ("output_matches", "output_not_matches")),
     Family("sequence_valid", SequenceValid, ("rules",),
            _read_sequence_valid, _compile_sequence_valid,
-           (Query("sequence_valid", "p_order_rules"), _CALL_COUNT_QUERY, _SEQUENCE_QUERY,
-            _BLOCKLIST_QUERY),
+           _RULE_QUERIES,
            "`no` when every rule is `no`; `unknown` when no rule is `yes` and some rule is "
            "`unknown` (each rule as in the table's rule rows)",
-           tables={**ORDER_RULES, **CALL_COUNTS, **SEQUENCES, **BLOCKLIST},
+           tables=_RULE_TABLES,
            lint=_lint_sequence_valid, matchers=_rule_matchers),
     _retrieval_family("retrieval_reports_omissions", (), f"`no` when {_NO_RETRIEVAL}"),
     _retrieval_family("retrieval_excludes_superseded", (), f"`no` when {_NO_RETRIEVAL}"),
@@ -569,12 +494,6 @@ FAMILIES: dict[str, Family[Any]] = {family.type: family for family in _DECLARED}
 
 ASSERTION_KEYS: dict[str, tuple[str, ...]] = {kind: f.keys for kind, f in FAMILIES.items()}
 """The keys each assertion type takes besides `type` and `id`."""
-
-EXPECT_QUERIES: tuple[Query, ...] = tuple(Query(name, f"p_{name}") for name in (
-    "termination", "tools_called", "must_mention", "must_not_leak", "confirmations_raised",
-    "writes", "must_not_write", "max_steps", "undeclared_writes"))
-"""The verdict queries of the `expect` vocabulary (docs/suites.md §2), one per key."""
-
 
 def queries() -> tuple[Query, ...]:
     """Every verdict query once, the `expect` ones first, then in registry order."""
@@ -638,5 +557,5 @@ def read_assertion(entry: Any, index: int, ctx: Ctx, line: int | None, env: Env,
     return FAMILIES[kind].read(f, ident, kind, env)
 
 
-__all__ = ["ASSERTION_KEYS", "EXPECT_QUERIES", "FAMILIES", "Family", "Query", "json_key",
+__all__ = ["ASSERTION_KEYS", "FAMILIES", "Family", "Query", "json_key",
            "queries", "read_assertion", "read_assertions", "tables"]

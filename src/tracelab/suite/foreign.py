@@ -25,13 +25,10 @@ from tracelab.suite._parse import (
     case_context,
     check_cases,
     check_pattern,
-    expect_result_ids,
-    merge_expect,
-    read_expect_values,
-    read_rule,
     read_schema,
     resolve_file,
 )
+from tracelab.suite.expect import expect_result_ids, merge_expect, read_expect_values
 from tracelab.suite.families import read_assertions
 from tracelab.suite.model import (
     ArgsValid,
@@ -48,6 +45,7 @@ from tracelab.suite.model import (
     ToolMatcher,
     ToolSequence,
 )
+from tracelab.suite.rules import read_rule
 from tracelab.suite.typed_fields import Ctx, Fields, check_str, describe
 
 _CAMEL = re.compile(r"[a-z][A-Z]")

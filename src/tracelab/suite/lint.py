@@ -2,29 +2,29 @@
 
 `lint_suite` reads only the loaded `Suite`; it never needs a store. `check`
 refuses a suite with findings unless `--allow-ineffective` (the CLI's job).
-Beyond §6's list it also reports, with the same kinds, four more shapes that
+Beyond §6's list it also reports, with the same kinds, more shapes that
 cannot fail or cannot pass: `min_calls` above `max_calls` (contradictory), an
 empty `termination` list (contradictory), `trace_max_steps` with `kinds: []`
 and `sequence_valid` with `rules: []` and `retrieval_top` with `ids: []`
-(ineffective). An `args_valid` schema whose only keys are annotations
-(`title`, `description`, `$schema`, `format`, ...) counts as `{}`.
+(ineffective), and a `latest_before` rule whose `status` lists every status
+without `required` (ineffective). An `args_valid` schema whose only keys are
+annotations (`title`, `description`, `$schema`, `format`, ...) counts as `{}`.
+Each construct's own findings are declared with it (`families`, `expect`,
+`rules`); this module walks the cases and checks every tool matcher alike.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from tracelab.suite.expect import lint_expect
 from tracelab.suite.families import FAMILIES
 from tracelab.suite.model import Assertion, Case, Suite, ToolMatcher
+from tracelab.suite.registry import FindingKind
 
 if TYPE_CHECKING:
     import polars as pl
-
-FindingKind = Literal["ineffective", "contradictory"]
-
-_TOOL_LISTS = ("tools_called", "confirmations_raised", "writes", "writes_allowed",
-               "must_not_write")
 
 
 @dataclass(frozen=True)
@@ -64,26 +64,9 @@ def _case_findings(case: Case) -> Iterator[Finding]:
     def found(kind: FindingKind, assertion: str, reason: str) -> Finding:
         return Finding(kind, case.id, assertion, reason)
 
+    for assertion_id, (kind, reason) in lint_expect(case.expect):
+        yield found(kind, assertion_id, reason)
     expect = case.expect
-    if expect.termination == ():
-        yield found("contradictory", "termination", "an empty termination list matches no run")
-    for key in _TOOL_LISTS:
-        for index, tool in enumerate(getattr(expect, key)):
-            if tool == "":
-                yield found("ineffective", f"{key}[{index}]", "an empty tool name")
-    for index, needle in enumerate(expect.must_mention):
-        if needle == "":
-            yield found("ineffective", f"must_mention[{index}]",
-                        "an empty string is mentioned by every run")
-    for index, needle in enumerate(expect.must_not_leak):
-        if needle == "":
-            yield found("contradictory", f"must_not_leak[{index}]",
-                        "an empty string occurs in every transcript, so every run leaks it")
-    writes = {tool: i for i, tool in reversed(list(enumerate(expect.writes)))}
-    for index, tool in enumerate(expect.must_not_write):
-        if tool in writes:
-            yield found("contradictory", f"must_not_write[{index}]",
-                        f"{tool!r} is also in writes[{writes[tool]}]: it must and must not write")
     called = {tool: i for i, tool in reversed(list(enumerate(expect.tools_called)))}
     for assertion in case.assertions:
         yield from (found(kind, assertion.id, reason)

@@ -15,16 +15,8 @@ from typing import Any
 
 from tracelab.documents import Document, read_document
 from tracelab.suite import foreign
-from tracelab.suite._parse import (
-    EXPECT_KEYS,
-    Env,
-    case_context,
-    check_cases,
-    expect_result_ids,
-    merge_expect,
-    read_expect_values,
-    read_select,
-)
+from tracelab.suite._parse import Env, case_context, check_cases, read_select
+from tracelab.suite.expect import EXPECT_KEYS, expect_result_ids, merge_expect, read_expect_values
 from tracelab.suite.families import read_assertions
 from tracelab.suite.model import EFFECTS, Case, Effect, Suite
 from tracelab.suite.typed_fields import Ctx, Fields, describe

@@ -233,6 +233,18 @@ class BlocklistRule(Rule):
 
 
 @dataclass(frozen=True)
+class LatestBeforeRule(Rule):
+    """docs/suites.md §9: before each `then` call, the latest earlier `latest` call has a status
+    in `status`."""
+
+    then: ToolMatcher
+    latest: ToolMatcher
+    status: tuple[Status, ...] = ("ok",)
+    required: bool = False
+    """A `then` call with no earlier `latest` call fails (else it is skipped)."""
+
+
+@dataclass(frozen=True)
 class SequenceValid(Assertion):
     rules: tuple[Rule, ...]
 
