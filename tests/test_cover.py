@@ -310,7 +310,7 @@ def test_leaks_and_executed_writes_tables(store, tmp_path):
           expect: {must_not_leak: [sk-live-], writes_allowed: [delete]}
     """)).run
     assert cover.leaks(store, run.verdicts).rows() == [
-        ("leaky", "c", "must_not_leak[1]", 'LEAKED "sk-live-"',
+        ("leaky", "c", "must_not_leak[1]", 'LEAKED "sk-live-" — this run crossed a permission boundary',
          "bot", None, "m1")]
     writes = cover.executed_writes(store, run.verdicts)
     assert writes.select("episode_id", "call_index", "tool_name", "model").rows() == [("writer", 0, "delete", "m2")]

@@ -146,7 +146,7 @@ def test_cover_counts_the_runs_it_exercised(checker):
                    session("no-push", bash("pytest")))
     path = checker.suite_path(f"- id: c\n  assertions:\n    - {{type: sequence_valid, id: r, "
                               f"rules: [{RULE}}}]}}\n")
-    table = cover.coverage(checker.store, path)
+    table = cover.cover(checker.store, path).table
     row = table.filter(table["assertion_id"] == "r").row(0, named=True)
     assert (row["runs"], row["exercised_yes"], row["exercised_no"]) == (2, 1, 1)
     assert row["not_exercised_reasons"] == [

@@ -61,7 +61,8 @@ def test_leak_and_mention_strings_are_matched_literally(checker):
     """)
     for i, text in enumerate(HOSTILE):
         leaks = verdicts(result, f"must_not_leak[{i + 1}]")  # [0] is the suite default
-        assert leaks[f"r{i}"] == (False, "yes", f"LEAKED {json.dumps(text)}")
+        assert leaks[f"r{i}"] == (False, "yes", f"LEAKED {json.dumps(text)}"
+                                                " — this run crossed a permission boundary")
         assert {run for run, v in leaks.items() if not v[0]} == {f"r{i}"}
         mentions = verdicts(result, f"must_mention[{i}]")
         assert {run for run, v in mentions.items() if v[0]} == {f"r{i}"}

@@ -101,7 +101,7 @@ def test_hostile_and_overlapping_needles_give_exact_verdicts(checker):
     assert leaked == expected
     assert mentioned == expected
     assert verdicts(result, "must_not_leak[8]")["r7"] == (
-        False, "yes", 'LEAKED "abc"')
+        False, "yes", 'LEAKED "abc" — this run crossed a permission boundary')
 
 
 def test_needles_past_the_budget_still_match_exactly(checker):
