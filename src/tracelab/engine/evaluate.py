@@ -177,7 +177,7 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     if plan.has("p_must_mention") or plan.has("p_must_not_leak"):
         _transcript(con, lower_needles(con, plan))
         con.execute(load_sql("engine/assertions/_needle_found"))
-    if plan.has("p_matchers"):
+    if plan.has("p_matchers") or plan.has("p_sequences"):  # `sequence: []` has no matcher, yet reads chk_hits
         con.execute(load_sql("engine/assertions/_matcher_hits"))
     if plan.has("p_retrieval"):
         con.execute(load_sql("engine/assertions/_retrieval"))
