@@ -93,11 +93,16 @@ def _header(run: Run) -> Text:
     from rich.text import Text
 
     head = Text(run.episode_id, style="bold")
-    fields = (("agent", run.agent + (f" {run.agent_version}" if run.agent_version else "") if run.agent else None),
-              ("model", run.model), ("case", run.case_id), ("termination", run.termination),
-              ("reward", None if run.reward is None else f"{run.reward:g}"), ("steps", str(run.n_steps)))
-    for label, value in fields:
-        head.append(f"  {label} ", style="dim").append(value if value is not None else "-")
+    fields = (("agent", "agent", run.agent), ("", "agent_version", run.agent_version),
+              ("model", "model", run.model), ("case", "case_id", run.case_id),
+              ("termination", "termination", run.termination),
+              ("reward", "", None if run.reward is None else f"{run.reward:g}"), ("steps", "", str(run.n_steps)))
+    for label, name, value in fields:
+        if not label and name not in run.withheld and (value is None or run.agent is None):
+            continue  # the agent's version follows its name, when both are known
+        head.append(f"  {label} " if label else " ", style="dim")
+        head.append(_notice(run.withheld[name], name) if name in run.withheld
+                    else value if value is not None else "-")
     return head
 
 

@@ -18,7 +18,7 @@ import polars as pl
 
 from tracelab.engine.args_valid import validate_calls
 from tracelab.engine.compile import Plan, compile_suite
-from tracelab.engine.needles import lower_needles, prefilter_re2
+from tracelab.engine.needles import lower_needles, prefilter_re2, withhold_reasons
 from tracelab.engine.verdicts import STEP_IDX, CheckResult, build_result
 from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql, run_script
@@ -57,7 +57,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             if since is not None:
                 run_script(con, "engine/assertions/_since", {"since": since})
             _run_families(con, plan)
-            verdicts = _named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan)
+            verdicts = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
+                                        plan.frames["p_must_not_leak"]["needle"])
             if carried is not None:
                 verdicts = _merge(con, verdicts, carried, since)
         finally:
