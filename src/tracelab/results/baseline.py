@@ -165,11 +165,9 @@ def export_baseline(run: CheckRun, path: str | os.PathLike[str]) -> None:
     Raises:
         UsageError: the file cannot be written.
     """
-    text = json.dumps(baseline_document(run), indent=2, ensure_ascii=False) + "\n"
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
+    from tracelab.outputs import write_file
+
+    write_file(path, json.dumps(baseline_document(run), indent=2, ensure_ascii=False) + "\n", "the baseline")
 
 
 def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
