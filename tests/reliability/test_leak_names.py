@@ -79,3 +79,25 @@ def test_names_and_headers_never_show_the_text_around_a_leak(tmp_path):
     shown = " ".join(found["show ['--full']"].split())
     for field in ("agent", "model", "termination"):
         assert f"{field} withheld: it holds the leaked string" in shown, field
+
+
+def test_a_reason_keeps_what_holds_no_leaked_string_and_names_what_does():
+    import polars as pl
+
+    from tracelab.engine.needles import withhold_reasons
+
+    rows = pl.DataFrame({
+        "assertion_type": ["tool_status", "termination", "must_not_leak", "args_valid", "tool_status"],
+        "reason": ['call_index 0 ("get_SK-LIVE-zq81_x") has status "error", allowed: ok',
+                   'terminated "Straße ÄÖ-x", expected "completed"',
+                   'LEAKED "sk-live-Zq81" — this run crossed a permission boundary',
+                   "value sk-live-Zq81-tail is not valid", 'call_index 1 ("clean") has status "error"'],
+    })
+    reasons = withhold_reasons(rows, ["sk-live-Zq81", "äö"])["reason"].to_list()
+    assert reasons == [
+        'call_index 0 ([withheld: it holds the leaked string "sk-live-Zq81"]) has status "error", allowed: ok',
+        'terminated [withheld: it holds the leaked string "äö"], expected "completed"',
+        'LEAKED "sk-live-Zq81" — this run crossed a permission boundary',
+        '[withheld: it holds the leaked string "sk-live-Zq81"]',
+        'call_index 1 ("clean") has status "error"',
+    ]

@@ -95,8 +95,13 @@ def withhold_reasons(verdicts: pl.DataFrame, needles: Iterable[str]) -> pl.DataF
     if not needles or verdicts.height == 0:
         return verdicts
     lowered = [n.lower() for n in needles]
-    hit = (pl.col("reason").str.to_lowercase().str.contains_any(lowered).fill_null(False)
-           & (pl.col("assertion_type") != "must_not_leak"))
+    # ASCII needles are found without lower-casing every reason (a quarter of the time at 15M rows)
+    plain = [n for n in needles if n.isascii()]
+    other = [n.lower() for n in needles if not n.isascii()]
+    found = pl.col("reason").str.contains_any(plain, ascii_case_insensitive=True) if plain else pl.lit(False)
+    if other:
+        found = found | pl.col("reason").str.to_lowercase().str.contains_any(other)
+    hit = found.fill_null(False) & (pl.col("assertion_type") != "must_not_leak")
     if not verdicts.select(hit.any()).item():
         return verdicts
     pairs = list(zip(needles, lowered, strict=True))
