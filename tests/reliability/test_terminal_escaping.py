@@ -1,7 +1,8 @@
 """Stored strings never drive the terminal (issue 29, "Security"): escape sequences (OSC 52
 clipboard writes, OSC 8 links, OSC 0 titles, cursor moves, line erases), C0/C1 controls and
 bidi overrides are printed visibly escaped, and Rich markup in stored text is printed as text,
-by `show`, `sql` tables, `info`, `effects list/unknown` and the text report of `check`."""
+by `show`, `sql` tables, `info`, `effects list/unknown`, the text report of `check`, `cover`
+and `lint`."""
 from __future__ import annotations
 
 import json
@@ -65,6 +66,8 @@ def _outputs(store: str, suite: str) -> dict[str, str]:
         "info": ["info", "--store", store],
         "effects unknown": ["effects", "unknown", "--store", store],
         "effects list": ["effects", "list", "--store", store],
+        "cover": ["cover", suite, "--store", store],
+        "lint": ["lint", suite, "--store", store],
     }
     out = {}
     for label, args in commands.items():
