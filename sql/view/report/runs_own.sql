@@ -1,11 +1,13 @@
 -- Each run's own texts (tracelab.view.runs), in the order the file uses them (`slot`): its header
--- (label, value; a value may be NULL), its output and error (label, then the text clipped to $clip
+-- (label, value; a value may be NULL; the notice of a withheld one: view_head_withheld), its output and error (label, then the text clipped to $clip
 -- characters as sql/view/runs_shown.sql clips, or the notice of a withheld one:
 -- view_head_withheld), then its failures as a whole (view_whole: assertion, reason). A NULL text
 -- is no text.
 CREATE OR REPLACE TEMP TABLE view_own_texts AS
-SELECT h.run, h.episode_id, h.agent, h.agent_version, h.model, h.case_id, h.termination, h.reward, h.n_steps,
-       w.w_output, w.w_error,
+SELECT h.run, h.episode_id, coalesce(w.w_agent, h.agent) AS agent,
+       coalesce(w.w_agent_version, h.agent_version) AS agent_version, coalesce(w.w_model, h.model) AS model,
+       coalesce(w.w_case_id, h.case_id) AS case_id, coalesce(w.w_termination, h.termination) AS termination,
+       h.reward, h.n_steps, w.w_output, w.w_error,
        view_clipped(CASE WHEN w.w_output IS NULL THEN h.output END, $clip) AS output,
        view_more(CASE WHEN w.w_output IS NULL THEN h.output END, $clip) AS more_output,
        view_clipped(CASE WHEN w.w_error IS NULL THEN h.error END, $clip) AS error,

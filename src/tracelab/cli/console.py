@@ -8,6 +8,7 @@ from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 PIPE_WIDTH = 200
 """Columns for output that goes to no terminal (a pipe, a file), unless $COLUMNS says otherwise."""
@@ -41,3 +42,15 @@ def console(stream: IO[str] | None = None, *, color: bool | None = None, width: 
     return Console(file=stream, width=width or terminal_width(stream), force_terminal=color,
                    no_color=not color, color_system="auto" if color else None, highlight=False,
                    soft_wrap=False, emoji=False)
+
+
+def plain(value: object, *, lines: bool = False, style: str = "") -> Text:
+    """A stored string as rich text to print: every control character and bidi override escaped
+    visibly (`results.report.printable`, as every text report prints them) and never read as
+    markup (`[bold]`, `[link=...]` stay text). Every command that draws stored strings with
+    rich (show, sql and effects tables) passes them through this. `lines`: keep newlines."""
+    from rich.text import Text
+
+    from tracelab.results.report import printable
+
+    return Text(printable(str(value), lines=lines), style=style)

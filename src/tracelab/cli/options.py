@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from tracelab.errors import UsageError
+from tracelab.outputs import Document, write_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,43 +59,36 @@ def output_option(func: F) -> F:
 def check_writable(path: str | None) -> None:
     """Refuse an output path that cannot be written, before any work is done.
 
+    A symlink is judged by the file it points to; a device or a FIFO by itself (it is written
+    through: `tracelab.outputs`).
+
     Raises:
         UsageError: the folder is missing or not writable, or the path is a folder.
     """
     if path is None:
         return
-    target = Path(path)
+    target = Path(os.path.realpath(path))
     folder = target.parent
     if target.is_dir():
         raise UsageError(f"{path}: is a folder; give a file name to write to")
+    if target.exists() and not target.is_file():
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"{path}: cannot write there: permission denied")
+        return
     if not folder.is_dir():
         raise UsageError(f"{path}: cannot write there: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise UsageError(f"{path}: cannot write there: permission denied")
 
 
-def write_output(path: str, document: str | bytes | Callable[[str], object]) -> None:
-    """Write a report file whole or not at all: a temporary file beside it, then renamed over it.
-
-    `document` is the text or bytes to write, or a function that writes a file at the path it is
-    given (a Parquet writer). An interrupt or a full disk leaves no half-written report.
+def write_output(path: str, document: Document) -> None:
+    """Write a report file (`tracelab.outputs.write_file`): whole or not at all, through a
+    temporary created exclusively; a symlink is followed, a device or a FIFO written through.
 
     Raises:
         UsageError: the file cannot be written (one line, with the system's reason).
     """
-    target = Path(path)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        try:
-            if callable(document):
-                document(str(temporary))
-            else:
-                temporary.write_bytes(document.encode() if isinstance(document, str) else document)
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+    write_file(path, document)
 
 
 def no_color() -> bool:

@@ -171,13 +171,13 @@ def render_table(frame: pl.DataFrame, *, color: bool) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    from tracelab.cli.console import terminal_width
+    from tracelab.cli.console import plain, terminal_width
 
     table = Table(show_lines=False, header_style="bold" if color else None, box=None if not color else None)
     for name in frame.columns:
-        table.add_column(name, overflow="fold")
+        table.add_column(plain(name), overflow="fold")
     for row in frame.iter_rows():
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
+        table.add_row(*(plain("NULL" if v is None else v) for v in row))
     # the terminal's width (today's terminals are wide; wrapping at 80 columns hid most columns)
     console = Console(record=True, width=terminal_width(), force_terminal=color, no_color=not color,
                       file=open(os.devnull, "w"))

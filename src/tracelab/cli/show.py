@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tracelab.cli.console import plain
 from tracelab.cli.options import store_option
 
 if TYPE_CHECKING:
@@ -53,15 +54,15 @@ def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
     parts: list[RenderableType] = [_header(run)]
     if run.check_run_id is not None:
         if not run.checked:
-            parts.append(Text(f"check {run.check_run_id} has no result for this run", style="yellow"))
+            parts.append(plain(f"check {run.check_run_id} has no result for this run", style="yellow"))
         elif not run.failures:
-            parts.append(Text(f"check {run.check_run_id}: every result of this run passed", style="green"))
+            parts.append(plain(f"check {run.check_run_id}: every result of this run passed", style="green"))
         else:
             at_steps = len(run.failures) - len(run.run_failures)
-            parts.append(Text(f"check {run.check_run_id}: {len(run.failures)} failed results, "
-                              f"{at_steps} at a step (marked ✗)", style="bold red"))
+            parts.append(plain(f"check {run.check_run_id}: {len(run.failures)} failed results, "
+                               f"{at_steps} at a step (marked ✗)", style="bold red"))
         for failure in run.run_failures:
-            parts.append(Text(f"  ✗ whole run  {failure.assertion_id}  {failure.reason or ''}", style="red"))
+            parts.append(plain(f"  ✗ whole run  {failure.assertion_id}  {failure.reason or ''}", style="red"))
     table = Table(box=None, expand=True, pad_edge=False, show_edge=False, header_style="bold")
     table.add_column("", width=1, no_wrap=True)
     table.add_column("idx", justify="right", no_wrap=True)
@@ -72,32 +73,37 @@ def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
     table.add_column("args / text", ratio=1, no_wrap=not full, overflow="fold" if full else "ellipsis")
     for step in run.steps:
         failed = bool(step.failures)
-        table.add_row(Text("✗", style="bold red") if failed else "", str(step.idx), step.kind,
+        table.add_row(Text("✗", style="bold red") if failed else "", str(step.idx), plain(step.kind),
                       _withheld_or(step, "name", step.name or ""), _badge(step.status, STATUS_STYLE),
                       _badge(step.effect, EFFECT_STYLE), _content(step, full),
                       style="on grey19" if failed and run.check_run_id else None)
         for failure in step.failures:
-            table.add_row("", "", "", "", "", "", Text(f"✗ {failure.assertion_id}  {failure.reason or ''}",
-                                                       style="bold red", no_wrap=False, overflow="fold"))
+            line = plain(f"✗ {failure.assertion_id}  {failure.reason or ''}", style="bold red")
+            line.no_wrap, line.overflow = False, "fold"
+            table.add_row("", "", "", "", "", "", line)
     parts.append(table)
     for name in ("output", "error"):
         value = getattr(run, name)
         if name in run.withheld:
             parts.append(Text(f"{name}: ").append(_notice(run.withheld[name], name)))
         elif value:
-            parts.append(Text(f"{name}: ", style="bold").append(value if full else _one_line(value)))
+            parts.append(Text(f"{name}: ", style="bold").append(_shown(value, full)))
     return parts
 
 
 def _header(run: Run) -> Text:
-    from rich.text import Text
 
-    head = Text(run.episode_id, style="bold")
-    fields = (("agent", run.agent + (f" {run.agent_version}" if run.agent_version else "") if run.agent else None),
-              ("model", run.model), ("case", run.case_id), ("termination", run.termination),
-              ("reward", None if run.reward is None else f"{run.reward:g}"), ("steps", str(run.n_steps)))
-    for label, value in fields:
-        head.append(f"  {label} ", style="dim").append(value if value is not None else "-")
+    head = plain(run.episode_id, style="bold")
+    fields = (("agent", "agent", run.agent), ("", "agent_version", run.agent_version),
+              ("model", "model", run.model), ("case", "case_id", run.case_id),
+              ("termination", "termination", run.termination),
+              ("reward", "", None if run.reward is None else f"{run.reward:g}"), ("steps", "", str(run.n_steps)))
+    for label, name, value in fields:
+        if not label and name not in run.withheld and (value is None or run.agent is None):
+            continue  # the agent's version follows its name, when both are known
+        head.append(f"  {label} " if label else " ", style="dim")
+        head.append(_notice(run.withheld[name], name) if name in run.withheld
+                    else plain(value) if value is not None else "-")
     return head
 
 
@@ -106,7 +112,7 @@ def _badge(value: str | None, styles: dict[str, str]) -> Text:
 
     if value is None:
         return Text("")
-    return Text(value, style=styles.get(value, ""))
+    return plain(value, style=styles.get(value, ""))
 
 
 def _content(step: Step, full: bool) -> Text:
@@ -117,9 +123,9 @@ def _content(step: Step, full: bool) -> Text:
     pieces: list[Text | str] = [_notice(step.withheld[name], name) for name in ("data", "text", "error")
                                 if name in step.withheld]
     shown = (step.args, step.text) if step.kind in ("tool_call", "confirmation") else (step.body,)
-    pieces += [value if full else _one_line(value) for value in shown if value]
+    pieces += [_shown(value, full) for value in shown if value]
     if step.error:
-        pieces.append(Text("error: ", style="red").append(step.error if full else _one_line(step.error)))
+        pieces.append(Text("error: ", style="red").append(_shown(step.error, full)))
     for piece in pieces:
         if text:
             text.append("  ")
@@ -127,21 +133,21 @@ def _content(step: Step, full: bool) -> Text:
     return text
 
 
-def _withheld_or(step: Step, name: str, value: str) -> Text | str:
-    return _notice(step.withheld[name], name) if name in step.withheld else value
+def _withheld_or(step: Step, name: str, value: str) -> Text:
+    return _notice(step.withheld[name], name) if name in step.withheld else plain(value)
 
 
 def _notice(strings: tuple[str, ...], field: str) -> Text:
-    from rich.text import Text
 
     from tracelab.view.show import withheld_notice
 
-    return Text(withheld_notice(strings, field), style="bold yellow")
+    return plain(withheld_notice(strings, field), style="bold yellow")
 
 
-def _one_line(value: str) -> str:
-    """Whitespace runs (newlines too) as one space, so a clipped cell shows as much as it can."""
-    return " ".join(value.split())
+def _shown(value: str, full: bool) -> Text:
+    """Stored text as printed: whole on its lines with --full; else whitespace runs (newlines
+    too) as one space, so a clipped cell shows as much as it can."""
+    return plain(value, lines=True) if full else plain(" ".join(value.split()))
 
 
 COMMANDS = [show]

@@ -18,7 +18,7 @@ import polars as pl
 
 from tracelab.engine.args_valid import validate_calls
 from tracelab.engine.compile import Plan, compile_suite
-from tracelab.engine.needles import lower_needles, prefilter_re2
+from tracelab.engine.needles import lower_needles, prefilter_re2, withhold_reasons
 from tracelab.engine.verdicts import STEP_IDX, CheckResult, build_result
 from tracelab.errors import UsageError
 from tracelab.frames import ArrowStream
@@ -58,7 +58,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             if since is not None:
                 run_script(con, "engine/assertions/_since", {"since": since})
             _run_families(con, plan)
-            verdicts = _named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan)
+            verdicts = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
+                                        plan.frames["p_must_not_leak"]["needle"])
             if carried is not None:
                 verdicts = _merge(con, verdicts, carried, since)
         finally:
@@ -164,7 +165,7 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     if plan.has("p_must_mention") or plan.has("p_must_not_leak"):
         _transcript(con, lower_needles(con, plan))
         con.execute(load_sql("engine/assertions/_needle_found"))
-    if plan.has("p_matchers"):
+    if plan.has("p_matchers") or plan.has("p_sequences"):  # `sequence: []` has no matcher, yet reads chk_hits
         con.execute(load_sql("engine/assertions/_matcher_hits"))
     if plan.has("p_retrieval"):
         con.execute(load_sql("engine/assertions/_retrieval"))

@@ -166,12 +166,10 @@ def export_baseline(run: CheckRun, path: str | os.PathLike[str]) -> None:
     Raises:
         UsageError: the file cannot be written.
     """
+    from tracelab.outputs import write_file
     from tracelab.results.report import indented_json
 
-    try:
-        Path(path).write_bytes(indented_json(baseline_document(run)))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
+    write_file(path, indented_json(baseline_document(run)), "the baseline")
 
 
 def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:

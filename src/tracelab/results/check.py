@@ -119,8 +119,9 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
     """When run `run_id` started, and its verdict rows for the chosen cases (`check --since`).
 
     Raises:
-        UsageError: no such saved run, another suite (or another version of it), or a run
-            that did not check every chosen case.
+        UsageError: no such saved run, another suite (or another version of it), a run
+            saved before the tool effects last changed, or a run that did not check every
+            chosen case.
     """
     from tracelab.results.saved import has_saved_checks
 
@@ -134,6 +135,12 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
     if sha256 != suite.sha256:
         raise UsageError(f"--since {run_id}: that run checked another suite or another version of "
                          f"{suite.path}; run a full check first")
+    from tracelab.store.effects import changed_at
+
+    changed = changed_at(store.con)
+    if changed is not None and changed > started:
+        raise UsageError(f"--since {run_id}: the tool effects changed after that check (`tracelab effects`), "
+                         "so its verdicts no longer hold; run a full check")
     missing = [case.id for case in chosen if case.id not in (checked or [])]
     if missing:
         raise UsageError(f"--since {run_id}: that run did not check case {missing[0]!r}; run a full check first")

@@ -25,23 +25,27 @@ WIDTH = 120
 """Columns the report's own lines keep within (a case line's permission part moves to a line of
 its own beyond it); a reason is printed whole, however long: it is the evidence."""
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """Control characters, line and paragraph separators, and bidirectional overrides: each can make
-a line of a report say something its text does not (a newline in an episode id starts a line)."""
+a line of a report say something its text does not (a newline in an episode id starts a line),
+and ESC (0x1b) or a C1 control starts a sequence the terminal obeys (a clipboard write, a link)."""
+_UNPRINTABLE_IN_LINES = re.compile(_UNPRINTABLE.pattern.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))
+"""The same, keeping newlines and tabs: for text shown whole over several lines (`show --full`)."""
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 @overload
-def printable(text: str) -> str: ...
+def printable(text: str, *, lines: bool = False) -> str: ...
 @overload
-def printable(text: None) -> None: ...
-def printable(text: str | None) -> str | None:
+def printable(text: None, *, lines: bool = False) -> None: ...
+def printable(text: str | None, *, lines: bool = False) -> str | None:
     """`text` safe to print on one line of a report: control characters written as escapes
-    (``\\n``, ``\\x01``, ``\\u202e``). Ids and reasons come from stored traces and suites, and
-    are printed through this in every text output (and in JUnit, where XML 1.0 forbids them)."""
+    (``\\n``, ``\\x01``, ``\\u202e``). Ids, reasons and every other stored string come from
+    traces and suites, and are printed through this in every text output (and in JUnit, where
+    XML 1.0 forbids them). `lines`: keep newlines and tabs (text shown whole on several lines)."""
     if text is None:
         return None
-    return _UNPRINTABLE.sub(_escape, text)
+    return (_UNPRINTABLE_IN_LINES if lines else _UNPRINTABLE).sub(_escape, text)
 
 
 def _escape(match: re.Match[str]) -> str:

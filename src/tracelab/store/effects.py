@@ -8,14 +8,15 @@ check time.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import StoreError, UsageError
 from tracelab.globs import glob_to_re2, is_glob
-from tracelab.sqlfiles import load_sql
+from tracelab.sqlfiles import load_sql, run_script
 
 if TYPE_CHECKING:
     import polars as pl
@@ -64,7 +65,8 @@ class Effects:
         })
         con.register("effects_new", table)
         try:
-            con.execute(load_sql("store/effects/set"), {"note": note, "now": datetime.now(timezone.utc)})
+            with _changing(con) as now:
+                con.execute(load_sql("store/effects/set"), {"note": note, "now": now})
         finally:
             con.unregister("effects_new")
 
@@ -81,7 +83,8 @@ class Effects:
         missing = [p for p in wanted if p not in known]
         if missing:
             raise UsageError(f"not declared: {', '.join(map(_quoted, missing))} (see `tracelab effects list`)")
-        con.execute("DELETE FROM tool_effects WHERE pattern IN (SELECT unnest(?))", [wanted])
+        with _changing(con):
+            con.execute("DELETE FROM tool_effects WHERE pattern IN (SELECT unnest(?))", [wanted])
 
     def load(self, path: str | Path, note: str | None = None) -> int:
         """Declare the effects of a YAML or JSON file shaped like a suite's `tools:`; how many.
@@ -99,6 +102,25 @@ class Effects:
             raise StoreError(f"{self._store.path}: {kind} is read-only; declare effects in a DuckDB file store")
         self._store._verify()  # as ingest does: a damaged store is refused before anything is written
         return self._store.con
+
+
+def changed_at(con: Any) -> datetime | None:
+    """When the store's tool effects last changed (None: never); `check --since` compares it."""
+    return con.execute(load_sql("store/effects/changed_at")).fetchall()[0][0]
+
+
+@contextmanager
+def _changing(con: Any) -> Iterator[datetime]:
+    """One transaction: the change made in the block, and the instant it was made."""
+    now = datetime.now(timezone.utc)
+    con.begin()
+    try:
+        yield now
+        run_script(con, "store/effects/changed", {"now": now})
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
 
 
 def parse_assignments(items: Iterable[str]) -> dict[str, str]:
@@ -146,4 +168,4 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-__all__ = ["EFFECTS", "Effects", "parse_assignments", "read_mapping"]
+__all__ = ["EFFECTS", "Effects", "changed_at", "parse_assignments", "read_mapping"]

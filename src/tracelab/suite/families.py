@@ -150,7 +150,13 @@ def _tool_matcher(a: MustCallTool | MustNotCallTool) -> Iterator[tuple[str, Tool
 
 def _read_tool_sequence(f: Fields, ident: str, kind: str, env: Env) -> ToolSequence:
     f.require("sequence", "allow_other_tools")
-    return ToolSequence(id=ident, type=kind, sequence=read_matchers(f, "sequence", env),
+    sequence = read_matchers(f, "sequence", env)
+    for index, matcher in enumerate(sequence):
+        if matcher.any_of:  # docs/suites.md §3: a sequence lists tools, one per item
+            raise f.ctx.at("sequence").at(index).error(
+                "any_of is not accepted in a trace_tool_sequence; list one tool per item "
+                "(sequence_valid's `sequence` rule takes any_of)", line_of(f.get("sequence"), index))
+    return ToolSequence(id=ident, type=kind, sequence=sequence,
                         allow_other_tools=f.need_boolean("allow_other_tools"))
 
 

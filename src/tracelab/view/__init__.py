@@ -19,10 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -193,20 +191,11 @@ def write_report(report: Report, output: str | os.PathLike[str]) -> int:
     Raises:
         UsageError: the file cannot be written (a missing folder, no permission, a full disk).
     """
+    from tracelab.outputs import write_file
     from tracelab.view.html import render_html
 
     data = render_html(report).encode("utf-8")
-    target = Path(output)
-    partial = target.with_name(target.name + ".partial")
-    try:
-        partial.write_bytes(data)
-        partial.replace(target)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise UsageError(f"{target}: cannot write the report: {exc.strerror or exc}") from None
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    write_file(output, data)  # exclusively created temporary; a symlink followed, a device written through
     return len(data)
 
 

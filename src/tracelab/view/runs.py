@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracelab.sqlfiles import load_sql, run_script
 from tracelab.view.show import (
+    HEAD_FIELDS,
     RUN_FIELDS,
     STEP_FIELDS,
     Failure,
@@ -149,8 +150,8 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
         steps: the whole rows of the steps with a withheld field (kind and fields).
         failures: the failed results of each run, in the order their strings number them.
     """
-    heads = [(episode_id, *(withheld_notice(held[name], name) if name in held else None
-                            for name in ("output", "error")))
+    head_fields = ("output", "error", *HEAD_FIELDS)
+    heads = [(episode_id, *(withheld_notice(held[name], name) if name in held else None for name in head_fields))
              for (episode_id, idx), held in withheld.items() if idx is None]
     # a withheld step's fields, the withheld ones NULL, and their notices: clipped in SQL as every step is
     shown = [(*key, row["kind"], *(None if name in held else row[name] for name in STEP_FIELDS),
@@ -163,7 +164,7 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
              for episode_id, found in failures.items()
              for k, f in enumerate(f for f in found if f.step_idx is None)]
     _table(con, "view_head_withheld", {name: (kind, [row[i] for row in heads]) for i, (name, kind) in enumerate(
-        (("episode_id", "VARCHAR"), ("w_output", "VARCHAR"), ("w_error", "VARCHAR")))})
+        (("episode_id", "VARCHAR"), *((f"w_{name}", "VARCHAR") for name in head_fields)))})
     _table(con, "view_withheld_fields", {name: (kind, [row[i] for row in shown]) for i, (name, kind) in enumerate((
         ("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("kind", "VARCHAR"),
         *((name, "VARCHAR") for name in STEP_FIELDS), *((f"w_{name}", "VARCHAR") for name in STEP_FIELDS)))})

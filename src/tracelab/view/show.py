@@ -32,7 +32,9 @@ _ORIGIN_FIELD = {"step.text": "text", "step.name": "name", "step.error": "error"
 """Where a transcript fragment comes from (`transcript.origin`) -> the field that is withheld."""
 
 STEP_FIELDS = ("name", "text", "data", "error")
-RUN_FIELDS = ("input", "output", "error")
+HEAD_FIELDS = ("agent", "agent_version", "model", "case_id", "termination")
+"""A run's stored header fields: withheld by the same rule as its text."""
+RUN_FIELDS = ("input", "output", "error", *HEAD_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class Run:
     steps: tuple[Step, ...]
     failures: tuple[Failure, ...] = ()
     withheld: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Episode fields (`input`, `output`, `error`) withheld, with the leaked strings they hold."""
+    """Run fields (`RUN_FIELDS`: its text and header) withheld, with the leaked strings they hold."""
     check_run_id: str | None = None
     checked: bool = False
     """Whether the check (`check_run_id`) has any result for this run."""
@@ -251,9 +253,8 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
         episode_id = head["episode_id"]
         run_failures = table.failures.get(episode_id, ())
         runs[episode_id] = Run(
-            episode_id=episode_id, agent=head["agent"], agent_version=head["agent_version"],
-            model=head["model"], case_id=head["case_id"], termination=head["termination"],
-            reward=head["reward"], n_steps=head["n_steps"], **{name: head[name] for name in RUN_FIELDS},
+            episode_id=episode_id, reward=head["reward"], n_steps=head["n_steps"],
+            **{name: head[name] for name in RUN_FIELDS},
             steps=tuple(_step(row, table.withheld.get((episode_id, row["idx"]), {}), run_failures)
                         for row in step_rows.get(episode_id, ())),
             failures=run_failures, withheld=table.withheld.get((episode_id, None), {}),
@@ -424,7 +425,7 @@ class _shown:
 
 
 FIELD_LABELS = {"data": "args/data", "text": "text", "error": "error", "name": "name", "input": "input",
-                "output": "output"}
+                "output": "output", "case_id": "case", "agent_version": "version"}
 
 
 def withheld_notice(strings: Iterable[str], field: str | None = None) -> str:
@@ -434,11 +435,11 @@ def withheld_notice(strings: Iterable[str], field: str | None = None) -> str:
 
 @cache
 def _notice(strings: tuple[str, ...], field: str | None) -> str:
-    names = ", ".join(json.dumps(s, ensure_ascii=False) for s in strings)
-    what = f"{FIELD_LABELS.get(field, field)} withheld" if field else "withheld"
-    return f"[{what}: it holds the leaked string{'s' if len(strings) > 1 else ''} {names}]"
+    from tracelab.engine.needles import notice
+
+    return notice(strings, FIELD_LABELS.get(field, field) if field else None)
 
 
-__all__ = ["Failure", "Run", "RunTable", "Step", "check_leaked_strings", "checked_runs", "leaked_string",
-           "fields_withheld", "load_runs", "locate_leaks", "read_runs", "saved_failures", "show_run",
-           "withheld_notice"]
+__all__ = ["HEAD_FIELDS", "RUN_FIELDS", "Failure", "Run", "RunTable", "Step", "check_leaked_strings",
+           "checked_runs", "leaked_string", "fields_withheld", "load_runs", "locate_leaks", "read_runs",
+           "saved_failures", "show_run", "withheld_notice"]
