@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -11,6 +10,7 @@ import click
 from tracelab.cli.console import wants_color
 from tracelab.cli.options import check_writable, echo_document, store_option, write_output
 from tracelab.errors import UsageError
+from tracelab.limits import read_capped
 
 if TYPE_CHECKING:
     import polars as pl
@@ -75,10 +75,9 @@ def _query_text(query: str | None, query_file: str | None) -> str:
     if query_file in (None, "-"):
         return sys.stdin.read()
     try:
-        return Path(str(query_file)).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
-        raise UsageError(f"{query_file}: cannot read the query: {reason or exc}") from None
+        return read_capped(str(query_file), "query file").decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UsageError(f"{query_file}: cannot read the query: not valid UTF-8") from None
 
 
 def _emit(frame: pl.DataFrame, fmt: str, output: str | None) -> None:
