@@ -30,5 +30,5 @@ def read_capped(path: str | os.PathLike[str], what: str, shown: str | None = Non
     except OSError as exc:
         raise error(f"{shown}: cannot read {what}: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise error(f"{shown}: the {what} is larger than {limit / 2**20:,.0f} MB; is it the right file?")
+        raise error(f"{shown}: cannot read {what}: larger than {limit / 2**20:,.0f} MB (is it the right file?)")
     return data

@@ -75,7 +75,7 @@ def _query_text(query: str | None, query_file: str | None) -> str:
     if query_file in (None, "-"):
         return sys.stdin.read()
     try:
-        return read_capped(str(query_file), "query file").decode("utf-8-sig")
+        return read_capped(str(query_file), "the query").decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UsageError(f"{query_file}: cannot read the query: not valid UTF-8") from None
 

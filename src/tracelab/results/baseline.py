@@ -183,7 +183,7 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise UsageError(f"{path}: no such baseline file; write one with "
                          "`tracelab check SUITE --export-baseline FILE`")
     try:
-        text = read_capped(path, "baseline").decode("utf-8")
+        text = read_capped(path, "the baseline").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: cannot read the baseline: {exc}") from None
     try:
