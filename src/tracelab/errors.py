@@ -15,7 +15,7 @@ class TracelabError(Exception):
 
 
 class UsageError(TracelabError):
-    """A bad flag, argument or option value (exit 2)."""
+    """A bad flag, argument or option value, a missing path or suite file (exit 2)."""
 
     exit_code = 2
 
@@ -31,7 +31,9 @@ class StoreError(TracelabError):
 
 
 class DataError(StoreError):
-    """Input data that cannot be read at all: a missing path, a truncated archive (exit 3)."""
+    """Input data that cannot be read at all: a truncated archive, an unreadable object store (exit 3).
+
+    A path that does not exist is a `UsageError` (exit 2), not this."""
 
 
 class Interrupted(TracelabError):

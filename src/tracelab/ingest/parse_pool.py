@@ -39,6 +39,11 @@ AHEAD = 2
 """Jobs in flight per worker: enough to keep each busy, few enough to bound memory."""
 
 
+MAX_WORKERS = 1024
+"""The most worker processes `TRACELAB_WORKERS` may ask for (each one holds open files and a
+share of memory; past a C int the executor cannot even be built)."""
+
+
 def worker_count() -> int:
     """Workers to use: `TRACELAB_WORKERS`, else the CPUs this process may run on."""
     value = os.environ.get("TRACELAB_WORKERS", "").strip()
@@ -47,8 +52,8 @@ def worker_count() -> int:
             count = int(value)
         except ValueError:
             raise UsageError(f"TRACELAB_WORKERS must be a whole number, not {value!r}") from None
-        if count < 0:
-            raise UsageError(f"TRACELAB_WORKERS must be 0 or more, not {count}")
+        if not 0 <= count <= MAX_WORKERS:
+            raise UsageError(f"TRACELAB_WORKERS must be from 0 to {MAX_WORKERS}, not {count}")
         return count
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 

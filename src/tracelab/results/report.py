@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 FAILURES_SHOWN = 20
 """Failure lines per case in the text report; JSON and JUnit list them all."""
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                          "\ud800-\udfff\ufffe\uffff]")
 """Control characters, line and paragraph separators, and bidirectional overrides: each can make
-a line of a report say something its text does not (a newline in an episode id starts a line)."""
+a line of a report say something its text does not (a newline in an episode id starts a line).
+Surrogates and the noncharacters U+FFFE and U+FFFF, which XML 1.0 forbids, too (JUnit)."""
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
