@@ -206,7 +206,9 @@ class Writer:
             "source_uri": [w.source.uri for w in ending],
             "content_hash": [w.source.content_hash for w in ending],
             "format": [w.format for w in ending],
-            "episodes": [w.report.added for w in ending],
+            # read again (--replace), a record already stored as it is is skipped, yet the file
+            # holds it: a later run's "skipped (already ingested)" counts it
+            "episodes": [w.report.added + (w.report.skipped if self.replace else 0) for w in ending],
             "quarantined": [w.report.quarantined for w in ending],
             "ingested_at": [self.ingested_at] * len(ending),
             "file_size": [w.source.stat[0] if w.source.stat else None for w in ending],
