@@ -47,6 +47,18 @@ class Interrupted(TracelabError):
     exit_code = 130
 
 
+def out_of_file_handles(command: str | None) -> TracelabError:
+    """The one line for running out of file handles (EMFILE: `ulimit -n`; ingest's workers
+    each hold pipes and files), whatever opened the one too many."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return TracelabError(f"`tracelab {command}` needs more file handles than this process may open "
+                         f"({soft}; too many open files): raise the limit with `ulimit -n`, or set "
+                         "TRACELAB_WORKERS to fewer workers; the store holds only what was committed "
+                         "before it")
+
+
 def is_interrupt(exc: BaseException) -> bool:
     """True for Ctrl-C or SIGTERM, also when it arrived while DuckDB ran a query.
 

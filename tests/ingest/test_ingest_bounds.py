@@ -91,6 +91,7 @@ def test_a_streamed_array_cut_short_loads_the_elements_before_the_cut(tmp_path, 
 
 
 def test_a_compressed_line_too_large_to_load_is_read_once_for_detection(tmp_path, monkeypatch):
+    """(The 17 formats' `claims` each decompressed the line again: 4 minutes for 10 GB.)"""
     import tracelab.formats.base as base
 
     monkeypatch.setattr(base, "RECORD_LIMIT", 1 << 16)
@@ -107,9 +108,8 @@ def test_a_compressed_line_too_large_to_load_is_read_once_for_detection(tmp_path
 
     monkeypatch.setattr(base.Source, "open", counting)
     code, out, err = run_cli("ingest", str(path), "--store", str(tmp_path / "s.duckdb"))
-    assert code == 0 and "Traceback" not in err
-    assert len(opened) <= 3  # hash, one bounded detection read, one load: not once per format
-    assert "1 quarantined" in out or "no format claims" in out
+    assert code in (0, 2) and "Traceback" not in err  # quarantined, or "no format claims this file"
+    assert len(opened) <= 3, opened  # one bounded detection read (and one load): not once per format
 
 
 def test_running_out_of_file_handles_is_one_line(tmp_path, monkeypatch):
@@ -122,5 +122,18 @@ def test_running_out_of_file_handles_is_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(reader, "Source", exhausted)
     code, _, err = run_cli("ingest", str(BANKING), "--store", str(tmp_path / "s.duckdb"))
-    assert code == 3 and one_line_error(err), err
+    assert code == 1 and one_line_error(err), err
     assert "too many open files" in err.lower() and "ulimit -n" in err
+
+
+def test_workers_are_not_started_without_the_file_handles_they_need(monkeypatch):
+    import resource
+
+    from tracelab.errors import TracelabError
+    from tracelab.ingest import parse_pool
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (20, 1 << 20))
+    with pytest.raises(TracelabError, match=r"file handles .*\(20; too many open files\).*ulimit -n"):
+        parse_pool._enough_file_handles(2)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (1024, 1 << 20))
+    parse_pool._enough_file_handles(2)

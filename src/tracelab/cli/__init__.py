@@ -8,6 +8,7 @@ SIGTERM exit 130 (docs/cli.md), each on one line.
 from __future__ import annotations
 
 import atexit
+import errno
 import gc
 import importlib
 import signal
@@ -19,7 +20,7 @@ import click
 
 from tracelab import __version__
 from tracelab.cli.options import STORE_KEY, no_color
-from tracelab.errors import Interrupted, TracelabError, interrupt_queries, is_interrupt
+from tracelab.errors import Interrupted, TracelabError, interrupt_queries, is_interrupt, out_of_file_handles
 
 _signal_received: list[str] = []
 """The name of the signal that stopped the command (SIGTERM arrives as a KeyboardInterrupt)."""
@@ -85,6 +86,10 @@ class _ErrorBoundary(click.Group):
             if not is_interrupt(exc):
                 raise
             raise UserFacingError(_interrupted(ctx)) from None
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            raise UserFacingError(out_of_file_handles(ctx.invoked_subcommand)) from None
         except duckdb.Error as exc:
             # disk full, a damaged block, a file vanished, a lock taken mid-way: the store, not
             # the user's input. The message never quotes stored values (damaged_store_error).
