@@ -63,13 +63,25 @@ def is_interrupt(exc: BaseException) -> bool:
     """True for Ctrl-C or SIGTERM, also when it arrived while DuckDB ran a query.
 
     DuckDB's Python client checks for signals between tasks of a query and turns one into a
-    plain ``RuntimeError("Query interrupted")``.
+    plain ``RuntimeError("Query interrupted")``; py4j (Spark) raises its own error from within
+    the KeyboardInterrupt.
     """
     if isinstance(exc, KeyboardInterrupt):
         return True
     if type(exc).__name__ == "InterruptException":  # duckdb's, after `interrupt_queries`
         return True
-    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
+    if type(exc) is RuntimeError and str(exc) == "Query interrupted":
+        return True
+    # raised while a KeyboardInterrupt was handled: py4j turns Ctrl-C during a Spark job into a
+    # Py4JJavaError (the JVM call it cut short), with the interrupt as its context
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 _QUERYING: weakref.WeakSet[Any] = weakref.WeakSet()

@@ -79,3 +79,66 @@ def test_the_listing_call_leaves_the_main_thread_free_for_signals(monkeypatch):
     with pytest.raises(UsageError, match="cannot be listed"):
         paths.list_files("gs://no-such-bucket/x.jsonl")
     assert callers == [False]
+
+
+def test_spark_connect_without_grpcio_is_one_line(monkeypatch):
+    pytest.importorskip("pyspark")
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("grpcio is installed here")
+    from tracelab.spark import engine
+
+    monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:1")
+    monkeypatch.delenv(engine.MASTER_ENV, raising=False)
+    with pytest.raises(UsageError, match=r"Spark Connect \(sc://127.0.0.1:1\) needs packages .*pyspark\[connect\]"):
+        engine.session()
+
+
+def test_a_master_that_cannot_start_is_one_line(monkeypatch):
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    from tracelab.spark import engine
+
+    class Refusing:
+        def master(self, url):
+            return self
+
+        def appName(self, name):  # noqa: N802  (pyspark's name)
+            return self
+
+        def config(self, *args):
+            return self
+
+        def getOrCreate(self):  # noqa: N802
+            raise RuntimeError("Failed to connect to master 127.0.0.1:1\n\tat org.apache.spark.Foo(Foo.java:1)")
+
+    monkeypatch.setattr(pyspark_sql.SparkSession, "builder", Refusing())
+    monkeypatch.setattr(pyspark_sql.SparkSession, "getActiveSession", staticmethod(lambda: None))
+    with pytest.raises(UsageError) as caught:
+        engine.session("spark://127.0.0.1:1")
+    message = str(caught.value)
+    assert message.startswith("Spark could not start on spark://127.0.0.1:1 (Failed to connect to master")
+    assert "\n" not in message and "Foo.java" not in message
+
+
+def test_ctrl_c_during_a_spark_ingest_is_an_interrupt(monkeypatch, tmp_path):
+    from tracelab.errors import Interrupted
+    from tracelab.spark import engine
+
+    class Py4JJavaError(Exception):
+        """What py4j raises from within the KeyboardInterrupt that cut a JVM call short."""
+
+    def wave(*args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise Py4JJavaError("An error occurred while calling o42.collect") from None
+
+    monkeypatch.setattr(engine, "session", lambda master: object())
+    monkeypatch.setattr(engine, "_parallelism", lambda spark: 1)
+    monkeypatch.setattr(engine, "_run_wave", wave)
+    chunk = engine._Chunk(index=0, files=[("a.jsonl", None)])
+    with pytest.raises(Interrupted, match="interrupted: 0 of 1 files committed"):
+        engine._ingest(engine.open_layout(tmp_path / "store", create=True), [chunk], 1, "auto", False, None, None)

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracelab.errors import Interrupted, StoreError, UsageError
+from tracelab.errors import Interrupted, StoreError, UsageError, is_interrupt
 from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_layout, recover, writer_lock
 
 if TYPE_CHECKING:
@@ -63,6 +63,12 @@ def master_url(master: str | None = None) -> tuple[str, str]:
     return "master", "local[*]"
 
 
+def _first_line(exc: BaseException) -> str:
+    """The first line of an error's message, without the Java stack py4j appends."""
+    lines = str(exc).strip().splitlines()
+    return lines[0][:300] if lines else type(exc).__name__
+
+
 def session(master: str | None = None) -> SparkSession:
     """The active SparkSession, or a new one on the cluster `master_url` names."""
     try:
@@ -80,11 +86,20 @@ def session(master: str | None = None) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     kind, url = master_url(master)
     builder = SparkSession.builder.appName("tracelab")
-    builder = builder.remote(url) if kind == "remote" else builder.master(url)
     tty = sys.stderr.isatty()
-    spark = (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
-             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
-             .getOrCreate())
+    try:
+        builder = builder.remote(url) if kind == "remote" else builder.master(url)
+        spark = (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
+                 .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+                 .getOrCreate())
+    except ImportError as exc:  # Spark Connect's client needs grpcio, pandas...
+        raise UsageError(f"Spark Connect ({url}) needs packages that are not installed ({_first_line(exc)}): "
+                         "pip install 'pyspark[connect]'") from None
+    except Exception as exc:
+        if is_interrupt(exc):
+            raise KeyboardInterrupt from None
+        raise UsageError(f"Spark could not start on {url} ({_first_line(exc)}); check --spark-master, "
+                         f"${MASTER_ENV} or $SPARK_REMOTE") from None
     if kind == "master":
         spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -339,7 +354,9 @@ def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace:
             done = start + len(outputs)
             if progress is not None:
                 progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {total} files")
-    except KeyboardInterrupt:
+    except Exception as exc:
+        if not is_interrupt(exc):
+            raise
         committed = sum(len(c.files) for c in chunks[:done])
         raise Interrupted(f"interrupted: {committed} of {total} files committed to {layout.root}; "
                           "the rest are not in the store (run the same ingest again to complete it)") from None
