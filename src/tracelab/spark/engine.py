@@ -64,9 +64,41 @@ def master_url(master: str | None = None) -> tuple[str, str]:
 
 
 def _first_line(exc: BaseException) -> str:
-    """The first line of an error's message, without the Java stack py4j appends."""
-    lines = str(exc).strip().splitlines()
+    """The first line of an error's message, without the Java stack py4j appends (py4j's own
+    first line, "An error occurred while calling ...", gives way to the Java exception's)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("An error occurred while calling"):
+        lines = lines[1:]
     return lines[0][:300] if lines else type(exc).__name__
+
+
+_QUIET_LOG4J = """\
+rootLogger.level = off
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+"""Spark's log while it starts: nothing (a master that cannot be reached logs a Java stack per
+retry); `session` sets the level to ERROR once it runs, as before."""
+
+
+def _quiet_start(builder: Any) -> Any:
+    """`builder` with a log configuration that is silent until the session runs, unless the
+    user gave the driver JVM options of their own."""
+    import tempfile
+
+    if os.environ.get("PYSPARK_SUBMIT_ARGS"):
+        return builder
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="tracelab-log4j-"))  # private: mode 0700, a new name
+        config = folder / "log4j2-quiet.properties"
+        config.write_text(_QUIET_LOG4J)
+    except OSError:
+        return builder
+    return builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config.as_uri()}")
 
 
 def session(master: str | None = None) -> SparkSession:
@@ -88,7 +120,7 @@ def session(master: str | None = None) -> SparkSession:
     builder = SparkSession.builder.appName("tracelab")
     tty = sys.stderr.isatty()
     try:
-        builder = builder.remote(url) if kind == "remote" else builder.master(url)
+        builder = builder.remote(url) if kind == "remote" else _quiet_start(builder.master(url))
         spark = (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
                  .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
                  .getOrCreate())
