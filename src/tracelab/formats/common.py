@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from tracelab.formats import base
 from tracelab.formats.array_stream import array_elements
 from tracelab.formats.base import (
     SAMPLE_BYTES,
@@ -65,6 +66,11 @@ def load_document(source: Source) -> tuple[Any, str | None]:
 
     Every adapter's `claims` sniffs it, then one adapter reads it: one parse.
     """
+    if "document" not in source.cache and source.stem_name == source.name and source.size > base.RECORD_LIMIT \
+            and source.head(64).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":
+        # an uncompressed array known too large from its size: not read whole only to learn that
+        source.cache["document"] = None, base.too_large(source.size)
+        source.cache["streamed"] = True
     if "document" not in source.cache:
         data = source.read_all()
         try:

@@ -69,7 +69,7 @@ def _first_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     if len(lines) > 1 and lines[0].startswith("An error occurred while calling"):
         lines = lines[1:]
-    return lines[0][:300] if lines else type(exc).__name__
+    return lines[0].lstrip(": ")[:300] if lines else type(exc).__name__
 
 
 _QUIET_LOG4J = """\
