@@ -137,3 +137,12 @@ def test_workers_are_not_started_without_the_file_handles_they_need(monkeypatch)
         parse_pool._enough_file_handles(2)
     monkeypatch.setattr(resource, "getrlimit", lambda which: (1024, 1 << 20))
     parse_pool._enough_file_handles(2)
+
+
+def test_a_bad_first_element_does_not_hide_a_streamed_array_from_detection(tmp_path, small_record_limit):
+    text = "[" + ",\n".join(['{"episode_id": "bad", "steps": [NaN]}', *(json.dumps(r) for r in episodes(60, 40))]) + "]"
+    path = tmp_path / "big.json"
+    path.write_text(text)
+    code, out, err = run_cli("ingest", str(path), "--store", str(tmp_path / "s.duckdb"))
+    assert code == 0, err
+    assert "60 episodes added" in out and "1 quarantined" in out

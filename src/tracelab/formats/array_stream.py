@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from tracelab.formats import base
@@ -26,10 +26,18 @@ class _Cut(Exception):
     """The array's text stops being an array here: the reason, for the quarantine row."""
 
 
-def array_elements(source: Source) -> Iterator[tuple[int, Any, bytes] | Quarantined]:
+def array_elements(source: Source) -> Generator[tuple[int, Any, bytes] | Quarantined, None, None]:
     """``(position, element, raw)`` for each element of the file's top-level array, from 1;
-    `Quarantined` for an element that is not strict JSON or is too large."""
+    `Quarantined` for an element that is not strict JSON or is too large. Closing the generator
+    closes the file."""
     reader = _Reader(source)
+    try:
+        yield from _elements(reader)
+    finally:
+        reader.close()
+
+
+def _elements(reader: _Reader) -> Iterator[tuple[int, Any, bytes] | Quarantined]:
     position = 0
     try:
         reader.expect("[")
@@ -63,6 +71,9 @@ class _Reader:
         self._eof = False
         self.skipped = 0
 
+    def close(self) -> None:
+        self._fh.close()
+
     def _more(self, size: int = _BLOCK) -> bool:
         """Read on; False at the end of the file."""
         if self._eof:
@@ -74,7 +85,6 @@ class _Reader:
             raise _Cut(f"not valid UTF-8 (byte {exc.start} of a block)") from None
         if not block:
             self._eof = True
-            self._fh.close()
         self._text = self._text[self._pos:] + text
         self._pos = 0
         return bool(block) or bool(text)

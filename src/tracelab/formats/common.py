@@ -67,7 +67,7 @@ def load_document(source: Source) -> tuple[Any, str | None]:
     Every adapter's `claims` sniffs it, then one adapter reads it: one parse.
     """
     if "document" not in source.cache and source.stem_name == source.name and source.size > base.RECORD_LIMIT \
-            and source.head(64).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":
+            and _opens_array(source.head(64)):
         # an uncompressed array known too large from its size: not read whole only to learn that
         source.cache["document"] = None, base.too_large(source.size)
         source.cache["streamed"] = True
@@ -78,8 +78,13 @@ def load_document(source: Source) -> tuple[Any, str | None]:
         except BadJSON as exc:
             source.cache["document"] = None, str(exc)
             # too large to parse whole, and an array: read element by element (`streamed_array`)
-            source.cache["streamed"] = isinstance(data, Oversized) and data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
+            source.cache["streamed"] = isinstance(data, Oversized) and _opens_array(data)
     return source.cache["document"]
+
+
+def _opens_array(head: bytes) -> bool:
+    """Whether a document's first bytes open an array (after a BOM and white space)."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
 
 
 def streamed_array(source: Source) -> bool:
@@ -95,11 +100,17 @@ def _streamed_sample(source: Source) -> list[Any]:
     """The first elements of a streamed array that auto-detection samples (objects only)."""
     if "stream_sample" not in source.cache:
         sample: list[Any] = []
-        for item in array_elements(source):
-            if not isinstance(item, Quarantined) and isinstance(item[1], dict):
-                sample.append(item[1])
-            if len(sample) >= SAMPLE_RECORDS or isinstance(item, Quarantined) or item[0] >= SAMPLE_RECORDS:
+        elements = array_elements(source)
+        for item in elements:  # its first SAMPLE_RECORDS elements, bad ones skipped as bad lines are
+            if isinstance(item, Quarantined):
+                position = item.line
+            else:
+                position = item[0]
+                if isinstance(item[1], dict):
+                    sample.append(item[1])
+            if position >= SAMPLE_RECORDS:
                 break
+        elements.close()
         source.cache["stream_sample"] = sample
     return source.cache["stream_sample"]
 
