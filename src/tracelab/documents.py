@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from tracelab.errors import SuiteError
+from tracelab.limits import read_capped
 
 
 class Map(dict[Any, Any]):
@@ -122,23 +123,22 @@ class Document:
     is_json: bool
 
 
-def read_document(path: Path, shown: str | None = None) -> Document:
-    """Read and parse a YAML or JSON file, refusing repeated keys.
+def read_document(path: Path, shown: str | None = None, what: str = "suite file") -> Document:
+    """Read and parse a YAML or JSON file (`what`: "suite file", "effects file"), refusing
+    repeated keys, a file past `limits.MAX_DOCUMENT_BYTES` and nesting past MAX_DEPTH.
 
     Raises:
         SuiteError: the file cannot be read or parsed; the message names file and line.
     """
     shown = shown or str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SuiteError(f"{shown}: cannot read suite file: {exc.strerror or exc}") from None
+    raw = read_capped(path, what, shown, error=SuiteError)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SuiteError(f"{shown}: not valid UTF-8 (byte {exc.start})") from None
     is_json = path.suffix.lower() == ".json"
     data = _parse_json(text, shown) if is_json else _parse_yaml(text, shown)
+    _refuse_deep(data, shown)
     if is_json:
         data = _with_lines(data, text)
     _refuse_surrogates(data, shown)
@@ -185,6 +185,37 @@ def _expanded_size(root: yaml.Node, shown: str) -> int:
     return sizes[id(root)]
 
 
+MAX_DEPTH = 64
+"""The deepest nesting of lists and mappings a suite or effects file may hold. Every pass over a
+suite (the loader, the static sweep, a JSON Schema's compiler) may walk it recursively; a real
+suite nests a dozen levels, a real schema a few more."""
+
+_TOO_DEEP = f"lists and mappings nested more than {MAX_DEPTH} deep; a file that deep is refused"
+
+
+def _refuse_deep(data: Any, shown: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            where = f"{shown}:{line}" if (line := line_of(value)) else shown
+            raise SuiteError(f"{where}: {_TOO_DEEP}")
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values() if isinstance(item, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value if isinstance(item, (dict, list)))
+
+
+def _reader_error(exc: yaml.reader.ReaderError, text: str, shown: str) -> SuiteError:
+    """A character YAML refuses (a control character, U+FFFE, U+FFFF), by line and column."""
+    line = text.count("\n", 0, exc.position) + 1
+    column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+    char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    return SuiteError(f"{shown}:{line}: invalid YAML: the character U+{char:04X} (column {column}) is not "
+                      "allowed in YAML; write it as an escape in a double-quoted string (\\u{char:04X})")
+
+
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
@@ -194,7 +225,10 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _parse_yaml(text: str, shown: str) -> Any:
-    loader = _LineLoader(text)
+    try:
+        loader = _LineLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, shown) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -209,6 +243,10 @@ def _parse_yaml(text: str, shown: str) -> Any:
             f"{shown}:{dup.line}: key {dup.key!r} repeats the key of line {dup.first}; "
             "a mapping key may appear once"
         ) from None
+    except RecursionError:
+        raise SuiteError(f"{shown}: {_TOO_DEEP}") from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, shown) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{shown}:{mark.line + 1}" if mark else shown
@@ -239,8 +277,12 @@ def _refuse_surrogates(data: Any, shown: str) -> None:
 
 
 def _with_lines(data: Any, text: str) -> Any:
-    """The YAML reading of JSON `text` (which has lines) when it equals `data` exactly."""
-    loader = _LineLoader(text)
+    """The YAML reading of JSON `text` (which has lines) when it equals `data` exactly (JSON
+    allows characters YAML refuses, such as U+FFFF: such a file has no lines)."""
+    try:
+        loader = _LineLoader(text)
+    except yaml.YAMLError:
+        return data
     try:
         lined = loader.get_single_data()
     except (yaml.YAMLError, _DuplicateKey, RecursionError):
@@ -283,5 +325,7 @@ def _parse_json(text: str, shown: str) -> Any:
         raise SuiteError(f"{shown}: key {dup.key!r} appears twice in one object") from None
     except json.JSONDecodeError as exc:
         raise SuiteError(f"{shown}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise SuiteError(f"{shown}: {_TOO_DEEP}") from None
     except ValueError as exc:
         raise SuiteError(f"{shown}: invalid JSON: {exc}") from None

@@ -15,7 +15,7 @@ class TracelabError(Exception):
 
 
 class UsageError(TracelabError):
-    """A bad flag, argument or option value (exit 2)."""
+    """A bad flag, argument or option value, a missing path or suite file (exit 2)."""
 
     exit_code = 2
 
@@ -53,17 +53,41 @@ def first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+def out_of_file_handles(command: str | None) -> TracelabError:
+    """The one line for running out of file handles (EMFILE: `ulimit -n`; ingest's workers
+    each hold pipes and files), whatever opened the one too many."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return TracelabError(f"`tracelab {command}` needs more file handles than this process may open "
+                         f"({soft}; too many open files): raise the limit with `ulimit -n`, or set "
+                         "TRACELAB_WORKERS to fewer workers; the store holds only what was committed "
+                         "before it")
+
+
 def is_interrupt(exc: BaseException) -> bool:
     """True for Ctrl-C or SIGTERM, also when it arrived while DuckDB ran a query.
 
     DuckDB's Python client checks for signals between tasks of a query and turns one into a
-    plain ``RuntimeError("Query interrupted")``.
+    plain ``RuntimeError("Query interrupted")``; py4j (Spark) raises its own error from within
+    the KeyboardInterrupt.
     """
     if isinstance(exc, KeyboardInterrupt):
         return True
     if type(exc).__name__ == "InterruptException":  # duckdb's, after `interrupt_queries`
         return True
-    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
+    if type(exc) is RuntimeError and str(exc) == "Query interrupted":
+        return True
+    # raised while a KeyboardInterrupt was handled: py4j turns Ctrl-C during a Spark job into a
+    # Py4JJavaError (the JVM call it cut short), with the interrupt as its context
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 _QUERYING: weakref.WeakSet[Any] = weakref.WeakSet()

@@ -244,8 +244,9 @@ def test_replace_reads_a_recorded_file_again(store, tmp_path):
 
     assert (report.files[0].status, report.added, report.skipped) == ("loaded", 1, 1)
     assert store.sql("SELECT episode_id, agent FROM episodes ORDER BY 1").rows() == [("x", "new"), ("y", None)]
+    # b.jsonl holds both its episodes (y stored as it was): a later run skips 2 (issue 29)
     assert store.sql("SELECT source_uri, episodes, quarantined FROM sources ORDER BY 1").rows() == [
-        (str(first), 1, 0), (str(later), 1, 0)]
+        (str(first), 1, 0), (str(later), 2, 0)]
     assert store.sql("SELECT count(*) FROM quarantine").item() == 0  # the old read's rows made way
 
 

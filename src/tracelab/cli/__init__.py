@@ -10,6 +10,7 @@ The top of the stack: may import every package (and `click`, which nothing else 
 from __future__ import annotations
 
 import atexit
+import errno
 import gc
 import importlib
 import signal
@@ -20,7 +21,7 @@ from pathlib import Path
 import click
 
 from tracelab.cli.options import STORE_KEY, no_color
-from tracelab.errors import Interrupted, TracelabError, interrupt_queries, is_interrupt
+from tracelab.errors import Interrupted, TracelabError, interrupt_queries, is_interrupt, out_of_file_handles
 from tracelab.version import __version__
 
 _signal_received: list[str] = []
@@ -87,6 +88,10 @@ class _ErrorBoundary(click.Group):
             if not is_interrupt(exc):
                 raise
             raise UserFacingError(_interrupted(ctx)) from None
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            raise UserFacingError(out_of_file_handles(ctx.invoked_subcommand)) from None
         except duckdb.Error as exc:
             # disk full, a damaged block, a file vanished, a lock taken mid-way: the store, not
             # the user's input. The message never quotes stored values (damaged_store_error).

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from tracelab.cli.console import wants_color
 from tracelab.cli.engine import engine_options, spark_store
-from tracelab.cli.options import check_writable, echo_document, store_option, write_output
+from tracelab.cli.options import check_writable, echo_document, require_suite_file, store_option, write_output
 
 
 @click.command()
@@ -47,8 +46,7 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     from tracelab.results.report import render_json, render_junit, render_text
     from tracelab.store import open_store
 
-    if not Path(suite).is_file():
-        raise click.UsageError(f"{suite}: no such suite file")
+    require_suite_file(suite)
     check_writable(output)
     check_writable(export_file)
     baseline = load_baseline(baseline_file) if baseline_file else None

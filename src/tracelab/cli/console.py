@@ -41,7 +41,7 @@ def console(stream: IO[str] | None = None, *, color: bool | None = None, width: 
     color = wants_color(stream) if color is None else color
     return Console(file=stream, width=width or terminal_width(stream), force_terminal=color,
                    no_color=not color, color_system="auto" if color else None, highlight=False,
-                   soft_wrap=False, emoji=False)
+                   soft_wrap=False, emoji=False, markup=False)  # stored text is never markup
 
 
 def plain(value: object, *, lines: bool = False, style: str = "") -> Text:

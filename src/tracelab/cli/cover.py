@@ -8,13 +8,15 @@ from pathlib import Path
 import click
 
 from tracelab.cli.engine import engine_options, spark_store
-from tracelab.cli.options import check_writable, echo_document, output_option, store_option, write_output
+from tracelab.cli.options import (
+    check_writable,
+    echo_document,
+    output_option,
+    require_suite_file,
+    store_option,
+    write_output,
+)
 from tracelab.results.report import indented_json
-
-
-def _suite_file(suite: str) -> None:
-    if not Path(suite).is_file():
-        raise click.UsageError(f"{suite}: no such suite file")
 
 
 @click.command()
@@ -38,7 +40,7 @@ def cover(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     from tracelab.results.cover import cover as measure
     from tracelab.store import open_store
 
-    _suite_file(suite)
+    require_suite_file(suite)
     check_writable(output)
     if engine == "spark":
         from tracelab import spark
@@ -68,7 +70,7 @@ def lint(suite: str, fmt: str, output: str | None, store_path: str | None) -> No
     """
     from tracelab.results.cover import lint_exit_code, lint_json_dict, lint_report, render_lint_text
 
-    _suite_file(suite)
+    require_suite_file(suite)
     check_writable(output)
     store = _lint_store(store_path)
     findings = lint_report(suite, store)

@@ -56,6 +56,16 @@ def output_option(func: F) -> F:
                         help="Write the report to this file instead of standard output.")(func)
 
 
+def require_suite_file(suite: str) -> None:
+    """Refuse a SUITE argument that names no file, with one `error:` line like any usage error.
+
+    Raises:
+        UsageError: no such file.
+    """
+    if not Path(suite).is_file():
+        raise UsageError(f"{suite}: no such suite file")
+
+
 def check_writable(path: str | None) -> None:
     """Refuse an output path that cannot be written, before any work is done.
 

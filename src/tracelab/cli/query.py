@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -11,6 +10,7 @@ import click
 from tracelab.cli.console import wants_color
 from tracelab.cli.options import check_writable, echo_document, store_option, write_output
 from tracelab.errors import UsageError
+from tracelab.limits import read_capped
 
 if TYPE_CHECKING:
     import polars as pl
@@ -75,10 +75,9 @@ def _query_text(query: str | None, query_file: str | None) -> str:
     if query_file in (None, "-"):
         return sys.stdin.read()
     try:
-        return Path(str(query_file)).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
-        raise UsageError(f"{query_file}: cannot read the query: {reason or exc}") from None
+        return read_capped(str(query_file), "the query").decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UsageError(f"{query_file}: cannot read the query: not valid UTF-8") from None
 
 
 def _emit(frame: pl.DataFrame, fmt: str, output: str | None) -> None:
@@ -102,8 +101,8 @@ def _printable(frame, fmt: str):  # type: ignore[no-untyped-def]
     """`frame` with the columns text formats cannot write as they are, written as text.
 
     Bytes (BLOB, and DuckDB's VARIANT, which arrives as bytes) become hex in CSV and JSON;
-    dates and timestamps outside the years 1 to 9999 (DuckDB's infinity among them), which
-    Polars and Python cannot render, become text: ``infinity``, ``-infinity`` or the year.
+    dates and timestamps outside the years 1 to 9999 (year 0, DuckDB's infinity), which Python
+    cannot render, become text: ``infinity``, ``-infinity`` or the instant as Polars writes it.
     """
     import polars as pl
 
@@ -128,7 +127,7 @@ def _year_bounds(series):  # type: ignore[no-untyped-def]
 
     low = pl.Series([dt.datetime(_LOW, 1, 1)]).cast(series.dtype).to_physical()[0] if isinstance(
         series.dtype, pl.Datetime) else (dt.date(_LOW, 1, 1) - dt.date(1970, 1, 1)).days
-    high = pl.Series([dt.datetime(_HIGH, 12, 31, 23, 59, 59)]).cast(series.dtype).to_physical()[0] \
+    high = pl.Series([dt.datetime(_HIGH, 12, 31, 23, 59, 59, 999999)]).cast(series.dtype).to_physical()[0] \
         if isinstance(series.dtype, pl.Datetime) else (dt.date(_HIGH, 12, 31) - dt.date(1970, 1, 1)).days
     return low, high
 
@@ -140,14 +139,17 @@ def _in_range(series) -> bool:  # type: ignore[no-untyped-def]
 
 
 def _temporal_text(series):  # type: ignore[no-untyped-def]
+    """Each value as text: DuckDB's infinities (the physical type's largest magnitude) as
+    ``infinity`` and ``-infinity``, any other instant (year 0 too) as Polars writes it."""
     import polars as pl
 
-    low, high = _year_bounds(series)
     physical = series.to_physical()
+    infinity = (2**63 - 1) if physical.dtype == pl.Int64 else (2**31 - 1)
+    finite = physical.abs() < infinity
     safe = series.to_frame().with_columns(
-        pl.when(physical.is_between(low, high)).then(pl.col(series.name)).otherwise(None)
+        pl.when(finite).then(pl.col(series.name)).otherwise(None)
     ).to_series().cast(pl.Utf8)
-    text = pl.when(physical.is_between(low, high)).then(safe).when(physical > high).then(
+    text = pl.when(finite).then(safe).when(physical > 0).then(
         pl.lit("infinity")).otherwise(pl.lit("-infinity"))
     return pl.select(text.alias(series.name)).to_series()
 
@@ -180,7 +182,7 @@ def render_table(frame: pl.DataFrame, *, color: bool) -> str:
         table.add_row(*(plain("NULL" if v is None else v) for v in row))
     # the terminal's width (today's terminals are wide; wrapping at 80 columns hid most columns)
     console = Console(record=True, width=terminal_width(), force_terminal=color, no_color=not color,
-                      file=open(os.devnull, "w"))
+                      file=open(os.devnull, "w"), markup=False, emoji=False)  # stored text is never markup
     console.print(table)
     console.print(f"({frame.height} row{'s' if frame.height != 1 else ''})")
     return console.export_text(styles=color)

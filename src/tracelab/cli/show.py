@@ -32,6 +32,8 @@ def show(episode_id: str, check_run: str | None, full: bool, store_path: str | N
     saved check failed are marked, with the failing assertions under them, and any text holding
     a string the check found leaked is withheld.
     """
+    from rich.text import Text
+
     from tracelab.cli.console import console
     from tracelab.results.saved import resolve_run
     from tracelab.store import open_store
@@ -43,7 +45,13 @@ def show(episode_id: str, check_run: str | None, full: bool, store_path: str | N
         run = show_run(store, episode_id, check_run)
     out = console()
     for part in render_run(run, full=full):
-        out.print(part)
+        # text too large to lay out (LAYOUT_LIMIT) is printed as it is, wrapped by the terminal
+        out.print(part, soft_wrap=isinstance(part, Text) and len(part) > LAYOUT_LIMIT)
+
+
+LAYOUT_LIMIT = 20_000
+"""Characters of a step's args or text beyond which `--full` prints it below the table, as it
+is: laying out a cell costs time that grows faster than its length (minutes for 50 MB)."""
 
 
 def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
@@ -71,17 +79,24 @@ def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
     table.add_column("status", no_wrap=True)
     table.add_column("effect", no_wrap=True)
     table.add_column("args / text", ratio=1, no_wrap=not full, overflow="fold" if full else "ellipsis")
+    below: list[tuple[Step, Text]] = []
     for step in run.steps:
         failed = bool(step.failures)
+        content = _content(step, full)
+        if full and len(content) > LAYOUT_LIMIT:
+            below.append((step, content))
+            content = Text(f"({len(content):,} characters: printed below the table)", style="dim")
         table.add_row(Text("✗", style="bold red") if failed else "", str(step.idx), plain(step.kind),
                       _withheld_or(step, "name", step.name or ""), _badge(step.status, STATUS_STYLE),
-                      _badge(step.effect, EFFECT_STYLE), _content(step, full),
+                      _badge(step.effect, EFFECT_STYLE), content,
                       style="on grey19" if failed and run.check_run_id else None)
         for failure in step.failures:
             line = plain(f"✗ {failure.assertion_id}  {failure.reason or ''}", style="bold red")
             line.no_wrap, line.overflow = False, "fold"
             table.add_row("", "", "", "", "", "", line)
     parts.append(table)
+    for step, content in below:
+        parts += [Text(f"step {step.idx} ({step.kind}), {len(content):,} characters:", style="bold"), content]
     for name in ("output", "error"):
         value = getattr(run, name)
         if name in run.withheld:
@@ -146,8 +161,9 @@ def _notice(strings: tuple[str, ...], field: str) -> Text:
 
 def _shown(value: str, full: bool) -> Text:
     """Stored text as printed: whole on its lines with --full; else whitespace runs (newlines
-    too) as one space, so a clipped cell shows as much as it can."""
-    return plain(value, lines=True) if full else plain(" ".join(value.split()))
+    too) as one space, so a clipped cell shows as much as it can (of its first LAYOUT_LIMIT
+    characters: no terminal is wider)."""
+    return plain(value, lines=True) if full else plain(" ".join(value[:LAYOUT_LIMIT].split()))
 
 
 COMMANDS = [show]

@@ -6,8 +6,11 @@ import time
 
 import click
 
-from tracelab.cli.options import store_option
+from tracelab.cli.options import check_writable, store_option
 from tracelab.errors import Interrupted, is_interrupt
+
+MAX_RUNS_CAP = 2**31 - 1
+"""`--max-runs` past this is taken as this (more failing runs than any store holds)."""
 
 
 @click.command()
@@ -15,7 +18,7 @@ from tracelab.errors import Interrupted, is_interrupt
               help="The saved check to show (default: the latest).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default="tracelab-report.html", show_default=True,
               help="Write the HTML report to this file.")
-@click.option("--max-runs", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--max-runs", type=click.IntRange(min=1, max=MAX_RUNS_CAP, clamp=True), default=50, show_default=True,
               help="Failing runs per case the file holds (it says how many it leaves out).")
 @store_option
 def view(run_id: str | None, output: str, max_runs: int, store_path: str | None) -> None:
@@ -29,6 +32,7 @@ def view(run_id: str | None, output: str, max_runs: int, store_path: str | None)
     # Importing Polars and building the report's rows make tens of thousands of objects, short-
     # lived ones that form no cycle and modules that live as long as the command: the collector,
     # run every few hundred allocations, would walk them a few hundred times to free nothing.
+    check_writable(output)  # before the report is built (seconds on a large check)
     collecting = gc.isenabled()
     gc.disable()
     try:

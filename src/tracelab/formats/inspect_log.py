@@ -223,7 +223,7 @@ def sample_episode(log: Record, sample: Any, where: str) -> Record:
     sample = require_object(sample, where)
     attachments = sample.get("attachments")
     if isinstance(attachments, dict) and attachments:
-        sample = _resolve(sample, attachments)
+        sample = _resolve(sample, attachments, where)
     spec = log["eval"]
     steps, tools = sample_steps(sample, where)
     fields = {**_identity(spec, sample, where), **_outcome(sample), **_times(sample, where)}
@@ -312,20 +312,35 @@ def _order(stamp: str) -> float:
     return float("-inf") if moment is None else moment
 
 
-def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
+def _resolve(value: Any, attachments: dict[str, Any], where: str) -> Any:
     """`value` with every ``attachment://<hash>`` string replaced by the attachment's content.
 
     `value` is not changed: every list and object on the way is copied. A stack rather than
     recursion: a sample may nest as deep as the JSON reader allows (1024 levels), beyond
-    Python's recursion limit.
+    Python's recursion limit. The expansion is counted before it is written out: one attachment
+    of 1 MB referenced 4,000 times is a 4 GB record (docs/trace-format.md §6).
+
+    Raises:
+        RecordError: the attachments expand the sample past RECORD_LIMIT.
     """
     root = [value]
     pending: list[tuple[Any, Any]] = [(root, 0)]  # (copied container, index or key) to resolve
+    sizes: dict[int, int] = {}
+    expanded = 0
     while pending:
         holder, key = pending.pop()
         item = holder[key]
         if isinstance(item, str):
-            holder[key] = _attachment(item, attachments)
+            holder[key] = content = _attachment(item, attachments)
+            if content is not item:
+                size = sizes.get(id(content))
+                if size is None:
+                    size = len(content) if isinstance(content, str) else len(raw_json(content) or b"")
+                    sizes[id(content)] = size
+                expanded += size
+                if expanded > RECORD_LIMIT:
+                    raise RecordError(f"{where}: its attachments expand it past {RECORD_LIMIT >> 20} MiB "
+                                      "(records over that are not loaded)")
         elif isinstance(item, (list, dict)):
             holder[key] = item = item.copy()
             pending.extend((item, k) for k in (range(len(item)) if isinstance(item, list) else item))

@@ -7,8 +7,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from tracelab.formats import source as limits
+from tracelab.formats.array_stream import array_elements
 from tracelab.formats.base import Quarantined
-from tracelab.formats.source import SAMPLE_BYTES, SAMPLE_RECORDS, UNSET, BadJSON, Source, dump_json, parse_json
+from tracelab.formats.source import (
+    SAMPLE_BYTES,
+    SAMPLE_RECORDS,
+    UNSET,
+    BadJSON,
+    Oversized,
+    Source,
+    dump_json,
+    parse_json,
+)
 from tracelab.formats.values import TEXT_PART_TYPES, Record, RecordError
 
 
@@ -22,12 +33,53 @@ def load_document(source: Source) -> tuple[Any, str | None]:
 
     Every adapter's `claims` sniffs it, then one adapter reads it: one parse.
     """
+    if "document" not in source.cache and source.stem_name == source.name and source.size > limits.RECORD_LIMIT \
+            and _opens_array(source.head(64)):
+        # an uncompressed array known too large from its size: not read whole only to learn that
+        source.cache["document"] = None, limits.too_large(source.size)
+        source.cache["streamed"] = True
     if "document" not in source.cache:
+        data = source.read_all()
         try:
-            source.cache["document"] = parse_json(source.read_all()), None
+            source.cache["document"] = parse_json(data), None
         except BadJSON as exc:
             source.cache["document"] = None, str(exc)
+            # too large to parse whole, and an array: read element by element (`streamed_array`)
+            source.cache["streamed"] = isinstance(data, Oversized) and _opens_array(data)
     return source.cache["document"]
+
+
+def _opens_array(head: bytes) -> bool:
+    """Whether a document's first bytes open an array (after a BOM and white space)."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
+
+
+def streamed_array(source: Source) -> bool:
+    """True for a `.json` file too large to parse whole (over `RECORD_LIMIT`) that holds an array:
+    its elements are read one at a time (`array_stream`), as the lines of JSON Lines are."""
+    if not is_json_document(source):
+        return False
+    load_document(source)
+    return bool(source.cache.get("streamed"))
+
+
+def _streamed_sample(source: Source) -> list[Any]:
+    """The first elements of a streamed array that auto-detection samples (objects only)."""
+    if "stream_sample" not in source.cache:
+        sample: list[Any] = []
+        elements = array_elements(source)
+        for item in elements:  # its first SAMPLE_RECORDS elements, bad ones skipped as bad lines are
+            if isinstance(item, Quarantined):
+                position = item.line
+            else:
+                position = item[0]
+                if isinstance(item[1], dict):
+                    sample.append(item[1])
+            if position >= SAMPLE_RECORDS:
+                break
+        elements.close()
+        source.cache["stream_sample"] = sample
+    return source.cache["stream_sample"]
 
 
 def records(
@@ -46,7 +98,9 @@ def records(
         yield from line_records(source.lines(), source.cache.pop("sampled", {}))
         return
     document, error = load_document(source)
-    if error is not None:
+    if streamed_array(source):
+        yield from array_elements(source)
+    elif error is not None:
         yield Quarantined(1, error, source.head())
     elif isinstance(document, list) and not whole(document):
         for position, element in enumerate(document, start=1):
@@ -84,6 +138,8 @@ def first_record(source: Source) -> Any:
     if source.sniffed is not UNSET or not is_json_document(source):
         return source.first_record()
     document, _ = load_document(source)
+    if streamed_array(source):
+        return next(iter(_streamed_sample(source)), None)
     if isinstance(document, list):
         return document[0] if document else None
     return document
@@ -98,6 +154,8 @@ def sample_records(source: Source) -> Sequence[Any]:
     """
     if is_json_document(source):
         document, _ = load_document(source)
+        if streamed_array(source):
+            return _streamed_sample(source)
         if isinstance(document, list):
             return [e for e in document[:SAMPLE_RECORDS] if isinstance(e, dict)]
         return [] if document is None else [document]
@@ -107,7 +165,7 @@ def sample_records(source: Source) -> Sequence[Any]:
 def _objects(source: Source) -> Iterator[Any]:
     taken = read = 0
     sampled = source.cache.setdefault("sampled", {})
-    for number, line in source.lines(chunk_size=1 << 16):
+    for number, line in source.lines(chunk_size=1 << 16, limit=SAMPLE_BYTES):
         read += len(line)
         try:
             record = parse_json(line)

@@ -292,10 +292,12 @@ class Source:
         with self.open() as fh:
             return _read_block(fh, limit, self.uri)
 
-    def lines(self, chunk_size: int = 1 << 22) -> Iterator[tuple[int, bytes]]:
+    def lines(self, chunk_size: int = 1 << 22, limit: int | None = None) -> Iterator[tuple[int, bytes]]:
         """Yield ``(line_number, line_bytes)`` for every non-blank line, 1-based.
 
-        A line longer than `RECORD_LIMIT` comes as an `Oversized` (never held whole).
+        A line longer than `RECORD_LIMIT` comes as an `Oversized` (never held whole). With a
+        `limit`, only the lines that end within the first `limit` decompressed bytes (what
+        auto-detection samples: a line of gigabytes is not read to its end to be sniffed).
         """
         if self._data is not None and self.stem_name == self.name:
             # in memory already: split once, for auto-detection's sample and the adapter alike
@@ -303,7 +305,7 @@ class Source:
                 self.cache["lines"] = list(self._lines(len(self._data) + 1))
             yield from self.cache["lines"]
             return
-        yield from self._lines(chunk_size)
+        yield from self._lines(chunk_size, limit)
 
     def release(self) -> None:
         """Drop the bytes read and what was parsed from them; the hash and size stay (a later
@@ -312,17 +314,20 @@ class Source:
         self._data = None
         self.cache.clear()
 
-    def _lines(self, chunk_size: int) -> Iterator[tuple[int, bytes]]:
-        number = 0
+    def _lines(self, chunk_size: int, limit: int | None = None) -> Iterator[tuple[int, bytes]]:
+        number = consumed = 0
         pieces: list[bytes] = []  # the line still open at the end of the last block
         pending_size = 0  # bytes in `pieces`, counted on after an oversized line stops keeping them
         oversized = False
         first = True
         with self.open() as fh:
             while True:
+                if limit is not None and consumed >= limit:
+                    return
                 block = _read_block(fh, chunk_size, self.uri)
                 if not block:
                     break
+                consumed += len(block)
                 if first:
                     if block.startswith(b"\xef\xbb\xbf"):
                         block = block[3:]
@@ -370,12 +375,15 @@ class Source:
         """
         if self.sniffed is not UNSET:
             return self.sniffed
-        for _, line in self.lines(chunk_size=1 << 16):
-            try:
-                return parse_json(line)
-            except BadJSON:
-                return None
-        return None
+        if "first_record" not in self.cache:  # every format's `claims` asks: read it once
+            self.cache["first_record"] = None
+            for _, line in self.lines(chunk_size=1 << 16, limit=SAMPLE_BYTES):
+                try:
+                    self.cache["first_record"] = parse_json(line)
+                except BadJSON:
+                    pass
+                break
+        return self.cache["first_record"]
 
 
 def _head_of(pieces: list[bytes]) -> bytes:
@@ -438,6 +446,10 @@ class _ZstdReader(io.RawIOBase):
     file would load in part; this reader fails like a truncated gzip instead.
     """
 
+    OUTPUT_STEP = 4 << 20
+    """Decompressed bytes aimed at per step: the next piece fed is sized by the last step's
+    ratio (from 64 bytes to 1 MiB), so a sudden run of zeros overshoots it only once."""
+
     def __init__(self, raw: BinaryIO) -> None:
         import zstandard
 
@@ -448,18 +460,26 @@ class _ZstdReader(io.RawIOBase):
         self._in_frame = False
         self._out = b""
         self._pos = 0
+        self._input = b""
+        self._feed = 1 << 10
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         while self._pos == len(self._out):
-            chunk = self._fh.read(1 << 20)
-            if not chunk:
-                if self._in_frame:
-                    raise EOFError("the zstd stream ends inside a frame (the file is truncated)")
-                return 0
-            self._out, self._pos = self._decompress(chunk), 0
+            if not self._input:
+                self._input = self._fh.read(1 << 20)
+                if not self._input:
+                    if self._in_frame:
+                        raise EOFError("the zstd stream ends inside a frame (the file is truncated)")
+                    return 0
+            # fed a piece at a time, sized so that the output stays near OUTPUT_STEP: a few
+            # kilobytes of zstd can stand for gigabytes (one line of 4 GB in 132 KB)
+            piece, self._input = self._input[:self._feed], self._input[self._feed:]
+            self._out, self._pos = self._decompress(piece), 0
+            ratio = max(len(self._out), 1) / len(piece)
+            self._feed = int(min(max(self.OUTPUT_STEP / ratio, 64), 1 << 20))
         n = min(len(buffer), len(self._out) - self._pos)
         buffer[:n] = memoryview(self._out)[self._pos:self._pos + n]
         self._pos += n

@@ -48,13 +48,27 @@ def scan_inputs(paths: Sequence[str | os.PathLike[str] | Input]) -> list[Input]:
             out.append(_classify(text))
         elif glob.has_magic(text):
             matches = sorted(glob.glob(text, recursive=True))
-            files = [_classify(m) for m in matches if not os.path.isdir(m)]
+            files = [_classify(m) for m in _not_through_links(text, matches) if not os.path.isdir(m)]
             if not files:
                 raise UsageError(f"{text}: the pattern matches no file")
             out.extend(files)
         else:
             raise UsageError(f"{text}: no such file or folder")
     return out
+
+
+def _not_through_links(pattern: str, matches: list[str]) -> Iterator[str]:
+    """The matches of `pattern` that no link to a folder leads to, below the folders the pattern
+    names outright: `**` follows such links (a link to its own parent loops until paths grow too
+    long), a folder ingest does not, and neither does a glob."""
+    parts = pattern.split(os.sep)
+    fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+    linked: dict[str, bool] = {}
+    for match in matches:
+        folders = match.split(os.sep)[:-1]
+        through = (os.sep.join(folders[:depth]) for depth in range(fixed + 1, len(folders) + 1))
+        if not any(linked.setdefault(folder, os.path.islink(folder)) for folder in through):
+            yield match
 
 
 def _walk(folder: str, prefix: str) -> Iterator[tuple[str, Input]]:

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from tracelab.errors import UsageError
+from tracelab.errors import UsageError, out_of_file_handles
 from tracelab.formats.source import Source
 from tracelab.ingest.prepare import Entry, FileParse, parse_files, parse_lines
 
@@ -39,6 +39,11 @@ AHEAD = 2
 """Jobs in flight per worker: enough to keep each busy, few enough to bound memory."""
 
 
+MAX_WORKERS = 1024
+"""The most worker processes `TRACELAB_WORKERS` may ask for (each one holds open files and a
+share of memory; past a C int the executor cannot even be built)."""
+
+
 def worker_count() -> int:
     """Workers to use: `TRACELAB_WORKERS`, else the CPUs this process may run on."""
     value = os.environ.get("TRACELAB_WORKERS", "").strip()
@@ -47,8 +52,8 @@ def worker_count() -> int:
             count = int(value)
         except ValueError:
             raise UsageError(f"TRACELAB_WORKERS must be a whole number, not {value!r}") from None
-        if count < 0:
-            raise UsageError(f"TRACELAB_WORKERS must be 0 or more, not {count}")
+        if not 0 <= count <= MAX_WORKERS:
+            raise UsageError(f"TRACELAB_WORKERS must be from 0 to {MAX_WORKERS}, not {count}")
         return count
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -163,6 +168,7 @@ class ParsePool:
             if self.parsed_inline > POOL_AFTER_BYTES:
                 import multiprocessing
 
+                _enough_file_handles(self.workers)
                 # forkserver: workers are forked from a clean process, never from this one,
                 # whose DuckDB and reading threads a fork would copy mid-flight
                 context = multiprocessing.get_context("forkserver")
@@ -170,6 +176,26 @@ class ParsePool:
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker,
                                                  initargs=(os.getpid(),))
         return self._pool
+
+
+HANDLES_PER_WORKER = 8
+"""File handles the main process spends per worker (pipes, the forkserver's sockets), counted
+with room to spare, plus HANDLES_BASE for DuckDB, the store and the files being read."""
+HANDLES_BASE = 64
+
+
+def _enough_file_handles(workers: int) -> None:
+    """Refuse to start `workers` when the process may not open the handles they need: running
+    out mid-way kills the forkserver, whose traceback no error line can hide.
+
+    Raises:
+        TracelabError: the one line of `errors.out_of_file_handles`.
+    """
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and soft < HANDLES_BASE + HANDLES_PER_WORKER * workers:
+        raise out_of_file_handles("ingest")
 
 
 def _start_worker(main_pid: int) -> None:

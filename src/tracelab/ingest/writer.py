@@ -107,9 +107,11 @@ class Writer:
             return
         if batch.commit:
             self.in_txn = False
-            ending, self.ending, self.open, self.files = self.ending, [], [], {}
-            for work in ending:
+            # `ending` is cleared only once every file is reported done: an interrupt in between
+            # still finds them there, and `interrupted` asks the store whether they were committed
+            for work in self.ending:
                 self._done(work.report, work.size)
+            self.ending, self.open, self.files = [], [], {}
         elif self.progress is not None:
             for work in batch.files:
                 work.report.status = "loading"
@@ -185,8 +187,20 @@ class Writer:
             pass
 
     def interrupted(self, total: int) -> Interrupted:
-        """Roll back what is open; the one-line summary of what was completed (docs/trace-format.md §6)."""
+        """Roll back what is open; the one-line summary of what was completed (docs/trace-format.md §6).
+
+        The files of the open transaction that the store holds count as done: the interrupt may
+        land after their commit completed and before they were reported.
+        """
+        ending = self.ending
         self._rollback()
+        if ending:
+            rows = self.con.execute(load_sql("ingest/committed"), {
+                "hashes": [w.source.content_hash for w in ending], "ingested_at": self.ingested_at}).fetchall()
+            committed = {row[0] for row in rows}
+            reported = {id(r) for r in self.reports}
+            self.reports.extend(w.report for w in ending
+                                if w.source.content_hash in committed and id(w.report) not in reported)
         done = [r for r in self.reports if r.status != "loading"]
         loaded = sum(1 for r in done if r.status == "loaded")
         added = sum(r.added for r in done if r.status == "loaded")
@@ -224,7 +238,9 @@ class Writer:
             "source_uri": [w.source.uri for w in ending],
             "content_hash": [w.source.content_hash for w in ending],
             "format": [w.format for w in ending],
-            "episodes": [w.report.added for w in ending],
+            # read again (--replace), a record already stored as it is is skipped, yet the file
+            # holds it: a later run's "skipped (already ingested)" counts it
+            "episodes": [w.report.added + (w.report.skipped if self.replace else 0) for w in ending],
             "quarantined": [w.report.quarantined for w in ending],
             "ingested_at": [self.ingested_at] * len(ending),
             "file_size": [w.source.stat[0] if w.source.stat else None for w in ending],

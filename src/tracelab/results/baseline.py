@@ -24,6 +24,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 from tracelab.errors import UsageError
+from tracelab.limits import read_capped
 from tracelab.words import plural
 
 if TYPE_CHECKING:
@@ -178,17 +179,19 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises:
         UsageError: the file is missing, not JSON, or has no `assertions` list.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not Path(path).exists():
         raise UsageError(f"{path}: no such baseline file; write one with "
-                         "`tracelab check SUITE --export-baseline FILE`") from None
-    except (OSError, UnicodeDecodeError) as exc:
+                         "`tracelab check SUITE --export-baseline FILE`")
+    try:
+        text = read_capped(path, "the baseline").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: cannot read the baseline: {exc}") from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not a tracelab baseline (JSON nested too deep to read)") from None
     if not isinstance(document, dict) or not isinstance(document.get("assertions"), list):
         raise UsageError(f"{path}: not a tracelab baseline (no `assertions` list); write one with "
                          "`tracelab check SUITE --export-baseline FILE`")

@@ -25,10 +25,12 @@ WIDTH = 120
 """Columns the report's own lines keep within (a case line's permission part moves to a line of
 its own beyond it); a reason is printed whole, however long: it is the evidence."""
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                          "\ud800-\udfff\ufffe\uffff]")
 """Control characters, line and paragraph separators, and bidirectional overrides: each can make
 a line of a report say something its text does not (a newline in an episode id starts a line),
-and ESC (0x1b) or a C1 control starts a sequence the terminal obeys (a clipboard write, a link)."""
+and ESC (0x1b) or a C1 control starts a sequence the terminal obeys (a clipboard write, a link).
+Surrogates and the noncharacters U+FFFE and U+FFFF, which XML 1.0 forbids, too (JUnit)."""
 _UNPRINTABLE_IN_LINES = re.compile(_UNPRINTABLE.pattern.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))
 """The same, keeping newlines and tabs: for text shown whole over several lines (`show --full`)."""
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracelab.errors import Interrupted, StoreError, UsageError
+from tracelab.errors import Interrupted, StoreError, UsageError, is_interrupt
 from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_layout, recover, writer_lock
 from tracelab.sqlfiles import path_literal
 
@@ -64,6 +64,44 @@ def master_url(master: str | None = None) -> tuple[str, str]:
     return "master", "local[*]"
 
 
+def _first_line(exc: BaseException) -> str:
+    """The first line of an error's message, without the Java stack py4j appends (py4j's own
+    first line, "An error occurred while calling ...", gives way to the Java exception's)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("An error occurred while calling"):
+        lines = lines[1:]
+    return lines[0].lstrip(": ")[:300] if lines else type(exc).__name__
+
+
+_QUIET_LOG4J = """\
+rootLogger.level = off
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+"""Spark's log while it starts: nothing (a master that cannot be reached logs a Java stack per
+retry); `session` sets the level to ERROR once it runs, as before."""
+
+
+def _quiet_start(builder: Any) -> Any:
+    """`builder` with a log configuration that is silent until the session runs, unless the
+    user gave the driver JVM options of their own."""
+    import tempfile
+
+    if os.environ.get("PYSPARK_SUBMIT_ARGS"):
+        return builder
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="tracelab-log4j-"))  # private: mode 0700, a new name
+        config = folder / "log4j2-quiet.properties"
+        config.write_text(_QUIET_LOG4J)
+    except OSError:
+        return builder
+    return builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config.as_uri()}")
+
+
 def session(master: str | None = None) -> SparkSession:
     """The active SparkSession, or a new one on the cluster `master_url` names."""
     try:
@@ -81,11 +119,20 @@ def session(master: str | None = None) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     kind, url = master_url(master)
     builder = SparkSession.builder.appName("tracelab")
-    builder = builder.remote(url) if kind == "remote" else builder.master(url)
     tty = sys.stderr.isatty()
-    spark = (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
-             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
-             .getOrCreate())
+    try:
+        builder = builder.remote(url) if kind == "remote" else _quiet_start(builder.master(url))
+        spark = (builder.config("spark.ui.showConsoleProgress", "true" if tty else "false")
+                 .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+                 .getOrCreate())
+    except ImportError as exc:  # Spark Connect's client needs grpcio, pandas...
+        raise UsageError(f"Spark Connect ({url}) needs packages that are not installed ({_first_line(exc)}): "
+                         "pip install 'pyspark[connect]'") from None
+    except Exception as exc:
+        if is_interrupt(exc):
+            raise KeyboardInterrupt from None
+        raise UsageError(f"Spark could not start on {url} ({_first_line(exc)}); check --spark-master, "
+                         f"${MASTER_ENV} or $SPARK_REMOTE") from None
     if kind == "master":
         spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -340,7 +387,9 @@ def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace:
             done = start + len(outputs)
             if progress is not None:
                 progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {total} files")
-    except KeyboardInterrupt:
+    except Exception as exc:
+        if not is_interrupt(exc):
+            raise
         committed = sum(len(c.files) for c in chunks[:done])
         raise Interrupted(f"interrupted: {committed} of {total} files committed to {layout.root}; "
                           "the rest are not in the store (run the same ingest again to complete it)") from None

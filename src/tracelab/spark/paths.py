@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from tracelab.errors import UsageError, first_line
+
+T = TypeVar("T")
 
 SCHEMES = {"s3a": "s3", "s3n": "s3", "s3": "s3", "gs": "gs", "gcs": "gs", "hdfs": "hdfs", "viewfs": "hdfs",
            "abfs": "abfs", "abfss": "abfs"}
@@ -70,6 +74,12 @@ def filesystem(url: str) -> tuple[Any, str]:
                                    or "us-east-1", endpoint_override=os.environ.get("AWS_ENDPOINT_URL"),
                                    connect_timeout=10, request_timeout=30)
             return fs, parts.netloc + parts.path
+        if scheme == "gs":
+            # built directly too: by default a request without credentials (no network) is retried
+            # for 15 minutes
+            from datetime import timedelta
+
+            return pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=ANSWER_TIMEOUT)), parts.netloc + parts.path
         fs, path = pafs.FileSystem.from_uri(f"{scheme}://{parts.netloc}{parts.path}")
         return fs, path
     except (OSError, ValueError, ImportError) as exc:
@@ -88,17 +98,54 @@ def list_files(url: str) -> list[tuple[str, int]]:
     fs, path = filesystem(url)
     base = url.rstrip("/")
     try:
-        info = fs.get_file_info(path)
+        info = answered(url, fs.get_file_info, path)
         if info.type == pafs.FileType.File:
             return [(url, info.size)]
         if info.type == pafs.FileType.NotFound:
             raise UsageError(f"{url}: no such file or folder")
-        found = fs.get_file_info(pafs.FileSelector(path.rstrip("/"), recursive=True))
+        found = answered(url, fs.get_file_info, pafs.FileSelector(path.rstrip("/"), recursive=True))
     except OSError as exc:
         raise UsageError(f"{url}: cannot be listed ({first_line(exc)})") from None
     prefix = path.rstrip("/") + "/"
     files = sorted((f.path[len(prefix):], f.size) for f in found if f.type == pafs.FileType.File)
     return [(f"{base}/{relative}", size) for relative, size in files]
+
+
+ANSWER_TIMEOUT = 30.0
+"""Seconds an object store has to answer a listing (with no network, a client may retry for
+many minutes)."""
+
+
+def answered(url: str, call: Callable[..., T], *args: Any) -> T:
+    """`call(*args)`, waited for at most ANSWER_TIMEOUT seconds, in a thread of its own: the
+    client's blocking call does not return to Python, so Ctrl-C and SIGTERM would wait for it;
+    this thread stays free to take them (the abandoned call ends with the process).
+
+    Raises:
+        UsageError: no answer in time.
+    """
+    import threading
+
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call(*args)))
+        except BaseException as exc:  # noqa: BLE001  (handed to the waiting thread)
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=run, name="tracelab-object-store", daemon=True)
+    worker.start()
+    deadline = time.monotonic() + ANSWER_TIMEOUT
+    while worker.is_alive() and time.monotonic() < deadline:
+        worker.join(0.1)
+    if not outcome:
+        raise UsageError(f"{url}: the object store did not answer within {ANSWER_TIMEOUT:g} s "
+                         "(no network, or no credentials in the environment?)")
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 def fetch(url: str, target: Path) -> None:

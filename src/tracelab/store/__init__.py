@@ -394,9 +394,11 @@ def configure_connection(con: duckdb.DuckDBPyConnection) -> None:
     # A bounded buffer pool: corpora larger than memory spill to disk instead of failing.
     limit = os.environ.get("TRACELAB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)
     try:
+        if limit.strip().startswith("-"):  # DuckDB reads any negative size as "no limit"
+            raise duckdb.InvalidInputException(limit)
         con.execute("SET memory_limit = ?", [limit])
     except duckdb.Error:
-        raise UsageError(f"TRACELAB_MEMORY_LIMIT={limit!r} is not a memory size; write a number and a "
+        raise UsageError(f"TRACELAB_MEMORY_LIMIT={limit!r} is not a memory size; write a positive number and a "
                          f"unit, e.g. 4GB or 512MB (default {DEFAULT_MEMORY_LIMIT})") from None
 
 

@@ -145,7 +145,7 @@ def read_mapping(path: Path) -> dict[str, str]:
     """
     from tracelab.documents import read_document
 
-    data = read_document(path).data
+    data = read_document(path, what="effects file").data
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a mapping of tool names or globs to read or write")
     for pattern, effect in data.items():

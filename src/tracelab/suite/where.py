@@ -103,6 +103,9 @@ class SqlChecker:
             ).fetchall()
         except duckdb.Error as exc:
             return f"does not bind against the episodes table: {_one_line(exc)}"
+        if len(described) != 1:  # COLUMNS('...') matching several columns: several expressions
+            return (f"expands to {len(described)} expressions (COLUMNS(...) matches {len(described)} "
+                    "columns); write one boolean expression, e.g. joined with AND")
         column_type = described[0][1]
         if column_type != "BOOLEAN":
             return f"must be a boolean expression, but it is of type {column_type}"
