@@ -128,6 +128,11 @@ def session(master: str | None = None) -> SparkSession:
     except ImportError as exc:  # Spark Connect's client needs grpcio, pandas...
         raise UsageError(f"Spark Connect ({url}) needs packages that are not installed ({_first_line(exc)}): "
                          "pip install 'pyspark[connect]'") from None
+    except SystemExit:
+        # pyspark's connect client exits (status 0) instead of raising when its packages are
+        # missing and the main module has no file (`python -c`, some notebook and test runners)
+        raise UsageError(f"Spark Connect ({url}) needs packages that are not installed: "
+                         "pip install 'pyspark[connect]'") from None
     except Exception as exc:
         if is_interrupt(exc):
             raise KeyboardInterrupt from None
