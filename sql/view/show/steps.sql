@@ -1,17 +1,38 @@
 -- Every step of the shown runs (show_runs(episode_id)) in order, with its call's status and
--- recorded effect: a tool_call step is its call's call_step_idx, a tool_result step its
+-- effect as resolved: a tool_call step is its call's call_step_idx, a tool_result step its
 -- result_step_idx (a result without a name of its own shows its call's tool). `data` comes as
 -- JSON text (a tool_call's args, a result's payload).
+--
+-- The effect is the `calls` view's (sql/store/views/calls.sql: recorded on the step, then on the
+-- definition, then the store's registry), under the saved check's `tools:` overrides when there
+-- are some (show_overrides, sql/view/show/overrides.sql): as the check resolved it
+-- (sql/engine/assertions/_tools.sql). `effect_source` says which: suite, step, definition or
+-- registry. `offset_ms` is the step's time since the run's first timed step; `tokens` what the
+-- source recorded in the step's meta (NULL: nothing).
 WITH calls AS (
-    SELECT episode_id, call_step_idx, result_step_idx, tool_name, status, effect
-    FROM tool_calls
+    SELECT episode_id, call_step_idx, result_step_idx, tool_name, status, effect, effect_source
+    FROM calls
     WHERE episode_id IN (SELECT episode_id FROM show_runs)
+), overridden AS (
+    SELECT n.name, first(o.effect ORDER BY o.is_glob, o.pos) AS effect
+    FROM (SELECT DISTINCT tool_name AS name FROM calls WHERE tool_name IS NOT NULL) n
+    JOIN show_overrides o ON regexp_full_match(n.name, o.regex)
+    GROUP BY n.name
+), resolved AS (
+    SELECT c.* REPLACE (coalesce(v.effect, c.effect) AS effect,
+                        CASE WHEN v.effect IS NOT NULL THEN 'suite' ELSE c.effect_source END AS effect_source)
+    FROM calls c
+    LEFT JOIN overridden v ON v.name = c.tool_name
 )
 SELECT s.episode_id, s.idx, s.kind, coalesce(s.name, r.tool_name) AS name, s.call_id, s.text, s.error, s.data::VARCHAR AS data,
        coalesce(s.status, c.status, r.status) AS status, coalesce(c.effect, r.effect) AS effect,
-       s.duration_ms
+       CASE WHEN c.effect IS NOT NULL THEN c.effect_source WHEN r.effect IS NOT NULL THEN r.effect_source END
+           AS effect_source,
+       s.duration_ms,
+       date_diff('millisecond', min(s.ts) OVER (PARTITION BY s.episode_id), s.ts) AS offset_ms,
+       step_tokens(s.meta) AS tokens
 FROM steps s
-LEFT JOIN calls c ON c.episode_id = s.episode_id AND c.call_step_idx = s.idx
-LEFT JOIN calls r ON r.episode_id = s.episode_id AND r.result_step_idx = s.idx
+LEFT JOIN resolved c ON c.episode_id = s.episode_id AND c.call_step_idx = s.idx
+LEFT JOIN resolved r ON r.episode_id = s.episode_id AND r.result_step_idx = s.idx
 WHERE s.episode_id IN (SELECT episode_id FROM show_runs)
 ORDER BY s.episode_id, s.idx
