@@ -178,7 +178,8 @@ def saved_failures(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
 def resolve_effects(con: duckdb.DuckDBPyConnection, check_run_id: str | None) -> None:
     """Make sql/view/show/steps.sql resolve effects as saved check `check_run_id` did: its suite's
     `tools:` overrides (check_runs.tools, with the patterns the check matched; none without a check,
-    or for a check saved without them) over the `calls` view's effect. Temp table `show_overrides` and macro `step_tokens`."""
+    or for a check saved without them) over the `calls` view's effect. Temp table `show_overrides`
+    and macro `step_tokens`."""
     import orjson
 
     from tracelab.results.saved import _has_column
