@@ -30,7 +30,7 @@ SELECT s.episode_id, s.idx, s.kind, coalesce(s.name, r.tool_name) AS name, s.cal
            AS effect_source,
        s.duration_ms,
        date_diff('millisecond', min(s.ts) OVER (PARTITION BY s.episode_id), s.ts) AS offset_ms,
-       step_tokens(s.meta) AS tokens
+       step_tokens(s.kind, s.meta, s.data) AS tokens
 FROM steps s
 LEFT JOIN resolved c ON c.episode_id = s.episode_id AND c.call_step_idx = s.idx
 LEFT JOIN resolved r ON r.episode_id = s.episode_id AND r.result_step_idx = s.idx

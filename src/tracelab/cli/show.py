@@ -78,7 +78,7 @@ def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
     if counted:
         table.add_column("tokens", justify="right", no_wrap=True)
     table.add_column("args / text", ratio=1, no_wrap=not full, overflow="fold" if full else "ellipsis")
-    blank = [""] * (5 + 2 * timed + counted)
+    blank = [""] * (6 + 2 * timed + counted)
     for step in run.steps:
         failed = bool(step.failures)
         timing = [seconds(step.offset_ms, plus=True), seconds(step.duration_ms)] if timed else []
