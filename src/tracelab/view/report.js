@@ -17,6 +17,16 @@
     return node;
   }
 
+  // a name that may wrap after each "_", ".", "/" or "-" (a long tool name never runs under the next column)
+  function name(value) {
+    var node = el("span");
+    value.split(/(?<=[_./-])/).forEach(function (part, i) {
+      if (i) node.appendChild(el("wbr"));
+      node.appendChild(document.createTextNode(part));
+    });
+    return node;
+  }
+
   function badge(value) {
     return value ? el("span", {"class": "badge " + value}, [value]) : document.createTextNode("");
   }
@@ -94,8 +104,11 @@
       view.appendChild(el("div", {"class": "runfail"}, ["✗ whole run: ", el("span", {"class": "id"}, [str(f[0])]), "  " + str(f[1])]));
     });
     var table = el("table", {"class": "timeline"});
-    ["idx", "kind", "tool", "st", "eff", "time", "content", "why"].forEach(function (c) { table.appendChild(el("col", {"class": c})); });
-    table.appendChild(el("thead", {}, [el("tr", {}, ["idx", "kind", "tool", "status", "effect", "time", "args / text", "failed assertions"].map(function (h) { return el("th", {}, [h]); }))]));
+    var timed = run.steps.some(function (s) { return s[8]; });  // a time column only where the source recorded one
+    var cols = ["idx", "kind", "tool", "st", "eff"].concat(timed ? ["time"] : [], ["content", "why"]);
+    var heads = ["idx", "kind", "tool", "status", "effect"].concat(timed ? ["time"] : [], ["args / text", "failed assertions"]);
+    cols.forEach(function (c) { table.appendChild(el("col", {"class": c})); });
+    table.appendChild(el("thead", {}, [el("tr", {}, heads.map(function (h) { return el("th", {}, [h]); }))]));
     var body = el("tbody");
     // a step: [idx, kind, tool, status, effect, content parts, [[assertion, reason], ...] or 0,
     // effect source, [offset ms, duration ms, tokens] or 0]
@@ -106,9 +119,9 @@
         why.appendChild(el("div", {}, ["✗ ", el("span", {"class": "id"}, [str(f[0])]), " " + str(f[1])]));
       });
       body.appendChild(el("tr", {"class": failures.length ? "failed" : "", "id": "step-" + s[0]},
-        [el("td", {"class": "num"}, [String(s[0])]), el("td", {}, [str(s[1])]), el("td", {"class": "id"}, [str(s[2])]),
-         el("td", {}, [badge(str(s[3]))]), el("td", {"class": "eff"}, [effect(str(s[4]), str(s[7]))]),
-         el("td", {"class": "time"}, [timing(s[8])]), fill(el("td", {"class": "content"}), s[5]), why]));
+        [el("td", {"class": "num"}, [String(s[0])]), el("td", {}, [name(str(s[1]))]), el("td", {"class": "id"}, [name(str(s[2]))]),
+         el("td", {}, [badge(str(s[3]))]), el("td", {"class": "eff"}, [effect(str(s[4]), str(s[7]))])]
+        .concat(timed ? [el("td", {"class": "time"}, [timing(s[8])])] : [], [fill(el("td", {"class": "content"}), s[5]), why])));
     });
     table.appendChild(body);
     view.appendChild(table);
