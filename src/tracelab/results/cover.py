@@ -477,6 +477,6 @@ def _sql(name: str) -> str:
     return load_sql(f"results/cover/{name}")
 
 
-__all__ = ["GROUP_COLUMNS", "NOT_RECORDED", "RARE", "STATUSES", "Coverage", "cover", "coverage", "coverage_matrix", "plot_labels",
+__all__ = ["GROUP_COLUMNS", "NOT_RECORDED", "RARE", "STATUSES", "Coverage", "cover", "coverage", "coverage_matrix",
            "coverage_table", "executed_writes", "leaks", "lint", "lint_exit_code", "lint_json_dict",
-           "not_exercised_reasons", "pass_rate_by", "render_lint_text", "wilson_interval"]
+           "not_exercised_reasons", "pass_rate_by", "plot_labels", "render_lint_text", "wilson_interval"]
