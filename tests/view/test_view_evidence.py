@@ -118,7 +118,7 @@ def test_a_matrix_cell_with_failing_runs_never_looks_like_a_pass(checked):
 def test_the_report_holds_every_step_whole_and_states_its_cap(checked):
     html = report(checked)
     assert EVIDENCE in embedded(html)["s"]
-    assert "characters in all" in html and "Every text of the runs it holds is whole." in html
+    assert "up to 6 MB of text in all" in html and "Every text of the runs it holds is whole." in html
 
 
 def test_past_the_cap_a_text_says_how_much_is_left_out_and_why(checked, monkeypatch):
@@ -127,7 +127,7 @@ def test_past_the_cap_a_text_says_how_much_is_left_out_and_why(checked, monkeypa
     monkeypatch.setattr(runs, "TEXT_CAP", 1000)
     html = report(checked, "capped.html")
     assert EVIDENCE not in embedded(html)["s"]
-    assert "up to 1,000 characters in all" in html
+    assert "up to 1,000 bytes of text in all" in html
     assert re.search(r"\d+ texts? (are|is) past it", html)
     assert "this file's text cap was reached" in html  # what the script says at a clipped text
 

@@ -2,7 +2,7 @@
 -- steps of show_runs as sql/show/steps.sql reads them) with each run's place (view_runs.run):
 -- what each step shows (view_shown: sql/view/runs_shown.sql): whole (`whole`) while the texts of
 -- the steps before it in the file's order (run, then idx) and its own add up to at most $cap
--- characters, else clipped to $clip characters each.
+-- bytes (UTF-8: the file's size, whatever the script), else clipped to $clip characters each.
 --
 -- `marked`: whether its name, text, data or error may hold one of the leaked strings $needles:
 -- it holds the string, both lowered (DuckDB's lower), or the string and the field both have a
@@ -27,8 +27,8 @@ WITH joined AS (
                         AND strlen(joined) <> length(joined)), false) AS marked
     FROM joined
 ), budget AS (
-    SELECT *, sum(coalesce(length(view_sent(kind, data)), 0) + coalesce(length(view_said(kind, text, data)), 0)
-                  + coalesce(length(error), 0)) OVER (ORDER BY run, idx ROWS UNBOUNDED PRECEDING) <= $cap AS whole
+    SELECT *, sum(coalesce(strlen(view_sent(kind, data)), 0) + coalesce(strlen(view_said(kind, text, data)), 0)
+                  + coalesce(strlen(error), 0)) OVER (ORDER BY run, idx ROWS UNBOUNDED PRECEDING) <= $cap AS whole
     FROM steps
 )
 SELECT episode_id, run, idx, kind, status, effect, effect_source, duration_ms, offset_ms, tokens, whole,

@@ -79,8 +79,9 @@ def _summary(report: Report) -> str:
         clipped = (f" {runs.clipped:,} text{'s are' if runs.clipped != 1 else ' is'} past it: each shows its first "
                    f"{CLIP_SHOWN} characters and says how many it leaves out." if runs.clipped else
                    " Every text of the runs it holds is whole.")
+        cap = f"{runs.cap / 1e6:g} MB" if runs.cap >= 1_000_000 else f"{runs.cap:,} bytes"
         html.append(f'<p class="muted cap">This file holds the text of each run\'s steps whole, up to '
-                    f"{runs.cap:,} characters in all (the runs in the cases' order), to keep the file small "
+                    f"{cap} of text in all (the runs in the cases' order), to keep the file small "
                     f"enough to open and pass on.{clipped} A long text opens in place (“show all”).</p>")
     if not report.verdicts_saved:
         html.append('<p class="muted">This check was saved without case verdicts: a case is shown as failed '

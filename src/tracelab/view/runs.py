@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 CLIP = 240
 """Characters of a step's args or text the file holds once its texts reach `TEXT_CAP`."""
 TEXT_CAP = 6_000_000
-"""Characters of step text a report holds whole, all runs together (in the file's order); past it,
-each text is clipped to `CLIP` characters and says how many it left out."""
+"""Bytes (UTF-8) of step text a report holds whole, all runs together (in the file's order); past
+it, each text is clipped to `CLIP` characters and says how many it left out."""
 LAST = 1 << 30
 """Where a step's kind, status and effect come among its strings: after all its failures'."""
 _UPPER_ESCAPE = re.compile(r"\\(?:u00([0-9A-F]{2})|.)")
