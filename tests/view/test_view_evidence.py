@@ -161,3 +161,19 @@ def test_the_header_shows_the_store_file_name_not_its_path(checked):
     html = report(checked)
     header = html[html.index('<header class="top">'):html.index("</header>")]
     assert f"store {store.name}" in header and str(store.parent) not in html
+
+
+def test_a_check_saved_without_its_overrides_shows_the_calls_view_resolution(checked, tmp_path, monkeypatch):
+    # a check saved before check_runs.tools existed: its overrides are unknown, so the effect shown is
+    # the `calls` view's (and says so: `registry`), never a guess at the suite's
+    import shutil
+
+    from tracelab.store import open_store
+
+    monkeypatch.setenv("COLUMNS", "200")
+    store = tmp_path / "older.duckdb"
+    shutil.copyfile(checked[0], store)
+    with open_store(store) as opened:
+        opened.con.execute("UPDATE check_runs SET tools = NULL")
+    code, out, _ = run_cli("show", "paid-1", "--store", str(store), "--check", "latest")
+    assert code == 0 and "read · registry" in row(out, 5, "tool_call")
