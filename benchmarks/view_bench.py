@@ -3,8 +3,10 @@
 The check section's suite (42 cases, every assertion family) is checked and saved on a copy
 of the check section's store; then `tracelab view` writes the report of that saved check. Both
 are CLI runs in a subprocess, taken in turn (each round checks, then views the check it just
-saved), the fastest of each counting. Target: generating the report takes at most 10% of the
-check's time, and the file stays under a few MB (at most `--max-runs` failing runs per case).
+saved), the fastest of each counting. Targets: the report in under 2 s at 100k runs and its
+file under 20 MB (issue 26: it holds every shown step's text whole, within its cap), and at
+most 10% of the check's time (issue 13). The machine is shared and noisy: the ratio to the
+check, measured in turn, is the steadier figure.
 """
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from common import WORK, Run, compiled, corpus, fastest, measure, tracelab
 
 TARGET = 0.10
 """The report's generation time over the check's."""
-SIZE_TARGET_MB = 5.0
+SECONDS_TARGET = 2.0
+"""The report's generation time at 100k runs (issue 26)."""
+SIZE_TARGET_MB = 20.0
 
 
 def run(episodes: int) -> dict[str, object]:
@@ -45,7 +49,8 @@ def run(episodes: int) -> dict[str, object]:
 def summary(figures: dict) -> str:
     return (f"view: the report of a saved check takes {figures['share']:.1%} of the check's time "
             f"({figures['view'].seconds} s vs {figures['check'].seconds} s at {figures['episodes']:,} "
-            f"episodes; {figures['file_mb']} MB; target <= {TARGET:.0%})")
+            f"episodes; {figures['file_mb']} MB; targets < {SECONDS_TARGET:g} s, < {SIZE_TARGET_MB:g} MB, "
+            f"<= {TARGET:.0%})")
 
 
 def row(figures: dict) -> str:
@@ -54,7 +59,7 @@ def row(figures: dict) -> str:
             f"{SUITE.name} | {figures['view'].seconds} s ({figures['file_mb']} MB; runs "
             f"{' / '.join(f'{s} s' for s in runs['view'])}) | {figures['check'].seconds} s (runs "
             f"{' / '.join(f'{s} s' for s in runs['check'])}) | {figures['share']:.1%} of the time "
-            f"| <= {TARGET:.0%}, < {SIZE_TARGET_MB:g} MB |")
+            f"| < {SECONDS_TARGET:g} s, < {SIZE_TARGET_MB:g} MB; <= {TARGET:.0%} |")
 
 
 if __name__ == "__main__":

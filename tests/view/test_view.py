@@ -51,7 +51,8 @@ def test_coverage_matrix_links_each_cell_to_its_assertion(sample_store, tmp_path
     cells = re.findall(r'<td style="background:[^"]+"><a href="#(a\d+-\d+)"', matrix)
     assert len(cells) > 100
     assert all(f'id="{anchor}"' in html for anchor in cells)
-    assert 'title="assign-shift × no-unassigning: exercised in 0 of 3 runs (no 3, unknown 0); failed 0">0%' in matrix
+    assert ('title="assign-shift × no-unassigning: failed in 0 of 3 runs; exercised in 0 (no 3, unknown 0)">0%'
+            in matrix)
 
 
 def test_max_runs_caps_failing_runs_per_case_and_says_so(sample_store, tmp_path):
@@ -106,26 +107,31 @@ def test_an_interrupted_view_says_the_file_was_not_written(sample_store, tmp_pat
     assert not out.exists()
 
 
-def test_each_step_shows_what_it_holds_clipped_or_withheld():
+def test_each_step_shows_what_it_holds_clipped_or_withheld(monkeypatch):
     # the report's steps are written set-wise in DuckDB: every case the timeline draws, on one hand-made run
+    # whose texts are all past the file's cap (0 here), so clipped (tests/view/test_view_evidence.py: whole)
     import duckdb
 
+    import tracelab.view.runs as runs
     from tracelab.sqlfiles import run_script
     from tracelab.view.runs import CLIP, runs_json
     from tracelab.view.show import Failure, withheld_notice
 
+    monkeypatch.setattr(runs, "TEXT_CAP", 0)
     con = duckdb.connect()
     con.execute("CREATE TEMP TABLE view_shown_steps (episode_id VARCHAR, idx INTEGER, kind VARCHAR, name VARCHAR, "
                 "call_id VARCHAR, text VARCHAR, error VARCHAR, data VARCHAR, status VARCHAR, effect VARCHAR, "
-                "duration_ms DOUBLE)")
-    con.executemany("INSERT INTO view_shown_steps VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)", [
-        ("r1", 0, "user", None, "x" * CLIP, None, None, None, None),
-        ("r1", 1, "tool_call", "lookup", "why\x1f", None, '{"a":1}', "ok", "read"),
-        ("r1", 2, "tool_result", None, None, "e" * (CLIP + 5), '{"r":2}', "error", None),
-        ("r1", 3, "assistant", "", "", None, '{"d":3}', None, None),
-        ("r1", 4, "tool_call", "s3cret", None, None, '{"k":"s3cret"}', None, None),
+                "effect_source VARCHAR, duration_ms DOUBLE, offset_ms BIGINT, tokens BIGINT)")
+    con.executemany("INSERT INTO view_shown_steps VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, "
+                    "CASE WHEN ? IS NOT NULL THEN 'registry' END, NULL, NULL, NULL)", [
+        ("r1", 0, "user", None, "x" * CLIP, None, None, None, None, None),
+        ("r1", 1, "tool_call", "lookup", "why\x1f", None, '{"a":1}', "ok", "read", "read"),
+        ("r1", 2, "tool_result", None, None, "e" * (CLIP + 5), '{"r":2}', "error", None, None),
+        ("r1", 3, "assistant", "", "", None, '{"d":3}', None, None, None),
+        ("r1", 4, "tool_call", "s3cret", None, None, '{"k":"s3cret"}', None, None, None),
         # its text withheld, a tool result shows its payload instead, clipped as any other step's
-        ("r1", 5, "tool_result", "lookup", "the s3cret", "f" * (CLIP + 2), '"' + "p" * (CLIP + 3) + '"', "error", None),
+        ("r1", 5, "tool_result", "lookup", "the s3cret", "f" * (CLIP + 2), '"' + "p" * (CLIP + 3) + '"', "error",
+         None, None),
     ])
     con.execute("CREATE TEMP TABLE episodes AS SELECT 'r1' AS episode_id, 'bot' AS agent, "
                 "NULL::VARCHAR AS agent_version, 'm' AS model, 'c' AS case_id, 'completed' AS termination, "
@@ -134,7 +140,7 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
     con.execute("CREATE TEMP TABLE show_runs AS SELECT 'r1' AS episode_id")
     run_script(con, "view/report/runs_shown")
     run_script(con, "view/report/runs_heads", {"needles": []})
-    run_script(con, "view/report/runs_read", {"needles": [], "clip": CLIP})
+    run_script(con, "view/report/runs_read", {"needles": [], "clip": CLIP, "cap": 0})
     leak = Failure("c", "must_not_leak[0]", "must_not_leak", 'LEAKED "s3cret"', 4)
     whole = Failure("c", "tools_called[0]", "tools_called", None, None)
     elsewhere = Failure("c", "max_steps", "max_steps", "too long", 9)  # no such step: shown nowhere
@@ -163,7 +169,7 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
     assert text(run["tail"]) == [["output", [{"w": withheld_notice(["s3cret"], "output")}]],
                                  ["error", ["y" * CLIP, {"c": 1}]]]
     assert [[idx, *(text(v) for v in values), failures and text(failures)]
-            for idx, *values, failures in run["steps"]] == [
+            for idx, *values, failures, _, _ in run["steps"]] == [
         [0, "user", None, None, None, ["x" * CLIP], 0],  # exactly CLIP characters: not clipped
         [1, "tool_call", "lookup", "ok", "read", ['{"a":1}', "why\x1f"], 0],  # a call: its args, then its text
         [2, "tool_result", None, "error", None, ['{"r":2}', {"e": 1}, "e" * CLIP, {"c": 5}], 0],
@@ -174,6 +180,7 @@ def test_each_step_shows_what_it_holds_clipped_or_withheld():
          [{"w": withheld_notice(["s3cret"], "text")}, '"' + "p" * (CLIP - 1), {"c": 5}, {"e": 1}, "f" * CLIP, {"c": 2}],
          0],
     ]
+    assert [(text(source), timing) for *_, source, timing in run["steps"]][:2] == [(None, 0), ("registry", 0)]
     assert sorted(s) == sorted(set(s))  # each text once
 
 
@@ -208,10 +215,11 @@ def test_steps_that_may_hold_a_leaked_string_are_looked_at(needle, text, marked)
     con = duckdb.connect()
     con.execute("CREATE TEMP TABLE view_shown_steps AS SELECT 'r1' AS episode_id, 0 AS idx, 'assistant' AS kind, "
                 "NULL::VARCHAR AS name, ? AS text, NULL::VARCHAR AS error, '{\"n\":1}' AS data, "
-                "NULL::VARCHAR AS status, NULL::VARCHAR AS effect", [text])
+                "NULL::VARCHAR AS status, NULL::VARCHAR AS effect, NULL::VARCHAR AS effect_source, "
+                "NULL::DOUBLE AS duration_ms, NULL::BIGINT AS offset_ms, NULL::BIGINT AS tokens", [text])
     con.execute("CREATE TEMP TABLE view_runs AS SELECT 'r1' AS episode_id, 0::BIGINT AS run")
     run_script(con, "view/report/runs_shown")
-    run_script(con, "view/report/runs_read", {"needles": [needle], "clip": CLIP})
+    run_script(con, "view/report/runs_read", {"needles": [needle], "clip": CLIP, "cap": 1000})
     found = con.execute("SELECT marked, text FROM view_steps").fetchall()
     assert found[0][0] or not marked
     assert found[0][1] == (text if found[0][0] else None)  # a marked step keeps its text whole for Python

@@ -102,7 +102,11 @@ CREATE TABLE IF NOT EXISTS check_runs (
     since_run    VARCHAR,       -- the run it continued, for an incremental check
     failed_cases VARCHAR[],     -- the checked cases that failed (docs/suites.md §5), for `tracelab view`
     runs         BIGINT,        -- the runs the checked cases selected, for `tracelab view` (NULL: saved without check_cases & co)
-    runs_failed  BIGINT         -- of those, the runs that failed a result of a case selecting them, for `tracelab view`
+    runs_failed  BIGINT,        -- of those, the runs that failed a result of a case selecting them, for `tracelab view`
+    tools        STRUCT(pattern VARCHAR, effect VARCHAR, regex VARCHAR, is_glob BOOLEAN)[]
+                                -- the suite's `tools:` effect overrides in suite order, each with its RE2
+                                -- pattern as the check matched it (p_tools), for `show` and `view` to
+                                -- resolve effects as the check did (NULL: saved without them)
 );
 
 CREATE TABLE IF NOT EXISTS check_results (

@@ -2,6 +2,7 @@
 DROP VIEW IF EXISTS view_texts;
 DROP VIEW IF EXISTS view_shown_steps;
 DROP TABLE IF EXISTS show_runs;
+DROP TABLE IF EXISTS show_overrides;
 DROP TABLE IF EXISTS view_steps;
 DROP TABLE IF EXISTS view_runs;
 DROP TABLE IF EXISTS view_own;
@@ -20,4 +21,5 @@ DROP MACRO IF EXISTS view_shown;
 DROP MACRO IF EXISTS view_said;
 DROP MACRO IF EXISTS view_sent;
 DROP MACRO IF EXISTS view_more;
-DROP MACRO IF EXISTS view_clipped
+DROP MACRO IF EXISTS view_clipped;
+DROP MACRO IF EXISTS step_tokens

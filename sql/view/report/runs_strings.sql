@@ -5,7 +5,8 @@
 --
 -- view_texts: what each step shows, a withheld step as view_withheld says
 CREATE OR REPLACE TEMP VIEW view_texts AS
-SELECT s.episode_id, s.run, s.idx, s.kind, s.status, s.effect, w.w_data, w.w_text, w.w_error,
+SELECT s.episode_id, s.run, s.idx, s.kind, s.status, s.effect, s.effect_source, s.duration_ms, s.offset_ms,
+       s.tokens, w.w_data, w.w_text, w.w_error,
        CASE WHEN w.idx IS NULL THEN s.tool ELSE w.tool END AS tool,
        CASE WHEN w.idx IS NULL THEN s.sent ELSE w.sent END AS sent,
        CASE WHEN w.idx IS NULL THEN s.more_sent ELSE w.more_sent END AS more_sent,
@@ -42,6 +43,7 @@ WITH steps AS (
     UNION ALL SELECT pos + $last, kind FROM steps
     UNION ALL SELECT pos + $last + 1, status FROM steps
     UNION ALL SELECT pos + $last + 2, effect FROM steps
+    UNION ALL SELECT pos + $last + 3, effect_source FROM steps
     UNION ALL SELECT pos + slot, assertion FROM failed
     UNION ALL SELECT pos + slot + 1, reason FROM failed
 )

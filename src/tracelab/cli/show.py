@@ -78,22 +78,33 @@ def render_run(run: Run, *, full: bool = False) -> list[RenderableType]:
     table.add_column("tool", no_wrap=True, max_width=28, overflow="ellipsis")
     table.add_column("status", no_wrap=True)
     table.add_column("effect", no_wrap=True)
+    # time and tokens only when the source recorded them (most formats record neither)
+    timed = any(step.offset_ms is not None or step.duration_ms is not None for step in run.steps)
+    counted = any(step.tokens is not None for step in run.steps)
+    if timed:
+        table.add_column("at", justify="right", no_wrap=True)
+        table.add_column("took", justify="right", no_wrap=True)
+    if counted:
+        table.add_column("tokens", justify="right", no_wrap=True)
     table.add_column("args / text", ratio=1, no_wrap=not full, overflow="fold" if full else "ellipsis")
     below: list[tuple[Step, Text]] = []
+    blank = [""] * (6 + 2 * timed + counted)
     for step in run.steps:
         failed = bool(step.failures)
+        timing = [seconds(step.offset_ms, plus=True), seconds(step.duration_ms)] if timed else []
+        tokens = ["" if step.tokens is None else f"{step.tokens:,}"] if counted else []
         content = _content(step, full)
         if full and len(content) > LAYOUT_LIMIT:
             below.append((step, content))
             content = Text(f"({len(content):,} characters: printed below the table)", style="dim")
         table.add_row(Text("✗", style="bold red") if failed else "", str(step.idx), plain(step.kind),
                       _withheld_or(step, "name", step.name or ""), _badge(step.status, STATUS_STYLE),
-                      _badge(step.effect, EFFECT_STYLE), content,
+                      _effect(step), *timing, *tokens, content,
                       style="on grey19" if failed and run.check_run_id else None)
         for failure in step.failures:
             line = plain(f"✗ {failure.assertion_id}  {failure.reason or ''}", style="bold red")
             line.no_wrap, line.overflow = False, "fold"
-            table.add_row("", "", "", "", "", "", line)
+            table.add_row(*blank, line)
     parts.append(table)
     for step, content in below:
         parts += [Text(f"step {step.idx} ({step.kind}), {len(content):,} characters:", style="bold"), content]
@@ -128,6 +139,22 @@ def _badge(value: str | None, styles: dict[str, str]) -> Text:
     if value is None:
         return Text("")
     return plain(value, style=styles.get(value, ""))
+
+
+def _effect(step: Step) -> Text:
+    """The step's effect as resolved, with where it comes from: `write · registry`."""
+    text = _badge(step.effect, EFFECT_STYLE)
+    if step.effect is not None and step.effect_source is not None:
+        text.append(f" · {step.effect_source}", style="dim")
+    return text
+
+
+def seconds(ms: float | None, *, plus: bool = False) -> str:
+    """A time in milliseconds as a person reads it: `+1.25 s`, `340 ms` (empty: none)."""
+    if ms is None:
+        return ""
+    sign = "+" if plus else ""
+    return f"{sign}{ms / 1000:.2f} s" if abs(ms) >= 1000 else f"{sign}{ms:.0f} ms"
 
 
 def _content(step: Step, full: bool) -> Text:

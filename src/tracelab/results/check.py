@@ -165,11 +165,12 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
 
         rows = view_rows(result)  # what `tracelab view` reads
         con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
-                    "since_run, failed_cases, runs, runs_failed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "since_run, failed_cases, runs, runs_failed, tools) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, suite.name, suite.sha256, started, elapsed_ms,
                      [case.id for case in result.cases], since,
                      [case.id for case in result.cases if not case.passed], result.summary.runs,
-                     runs_failed(result)])
+                     runs_failed(result),
+                     tool_overrides(suite)])
         insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
         for table, frame in rows.items():
             insert_arrow(con, table, frame.with_columns(run_id=pl.lit(run_id)))
@@ -177,6 +178,16 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     except BaseException:
         con.rollback()
         raise
+
+
+def tool_overrides(suite: Suite) -> list[dict[str, Any]]:
+    """The suite's `tools:` effect overrides as check_runs.tools saves them: in suite order, each
+    with the RE2 pattern the check matches names with (`compile_suite`'s p_tools)."""
+    from tracelab.globs import glob_to_re2, is_glob, literal_re2
+
+    return [{"pattern": pattern, "effect": effect, "is_glob": is_glob(pattern),
+             "regex": glob_to_re2(pattern) if is_glob(pattern) else literal_re2(pattern)}
+            for pattern, effect in suite.tools]
 
 
 def envelope(run: CheckRun, suite_path: str | os.PathLike[str], *, all_results: bool = False) -> dict[str, Any]:

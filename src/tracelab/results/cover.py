@@ -18,6 +18,7 @@ The notebook helpers (`coverage_matrix`, `pass_rate_by`, `not_exercised_reasons`
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -365,6 +366,10 @@ def coverage_matrix(table: pl.DataFrame) -> pl.DataFrame:
                        aggregate_function=None, maintain_order=True)
 
 
+NOT_RECORDED = "(not recorded)"
+"""`pass_rate_by`'s group of the runs without the field."""
+
+
 def pass_rate_by(store: Store, verdicts: pl.DataFrame, by: str = "agent_version") -> pl.DataFrame:
     """Runs, runs passed and pass rate per value of an `episodes` column (`GROUP_COLUMNS`),
     with the pass rate's 95% Wilson score interval (`low`, `high`): two versions whose
@@ -379,7 +384,7 @@ def pass_rate_by(store: Store, verdicts: pl.DataFrame, by: str = "agent_version"
     if by not in GROUP_COLUMNS:
         raise UsageError(f"pass_rate_by: cannot group by {by!r}; choose one of {', '.join(GROUP_COLUMNS)}")
     runs = verdicts.group_by("episode_id").agg(ok=pl.col("passed").all())
-    fields = store.sql(_sql("run_fields")).select("episode_id", pl.col(by).fill_null("(not recorded)"))
+    fields = store.sql(_sql("run_fields")).select("episode_id", pl.col(by).fill_null(NOT_RECORDED))
     return (runs.join(fields, on="episode_id", how="left")
             .group_by(by).agg(runs=pl.len(), runs_passed=pl.col("ok").sum())
             .with_columns(pass_rate=pl.col("runs_passed") / pl.col("runs"),
@@ -427,12 +432,50 @@ def executed_writes(store: Store, verdicts: pl.DataFrame) -> pl.DataFrame:
             .sort("episode_id", "call_index"))
 
 
+PREFIX_BREAKS = "-_/.: "
+"""Where a common prefix of labels may end: after one of these, never inside a word."""
+
+
+def plot_labels(values: Iterable[object], width: int = 30) -> tuple[list[str], str]:
+    """Labels for a plot's axis, whole: the values as text without their common prefix (when
+    every value has more after it, and it ends at one of `PREFIX_BREAKS`), each wrapped at
+    `width` characters onto several lines; and the prefix dropped ("" for none), for the plot to
+    say. A long model name (AgentDojo's defences differ only at its end) stays whole."""
+    texts = ["(none)" if v is None else str(v) for v in values]
+    prefix = os.path.commonprefix(texts) if len(texts) > 1 else ""
+    cut = max((prefix.rfind(c) for c in PREFIX_BREAKS), default=-1)
+    prefix = prefix[:cut + 1] if cut >= 3 and all(len(t) > cut + 1 for t in texts) else ""
+    return [_wrapped(t[len(prefix):], width) for t in texts], prefix
+
+
+def _wrapped(text: str, width: int) -> str:
+    """`text` on lines of at most `width` characters, broken after a `PREFIX_BREAKS` character
+    where one is (a word longer than a line is cut)."""
+    import re
+
+    lines: list[str] = []
+    current = ""
+    for part in re.split(f"(?<=[{re.escape(PREFIX_BREAKS)}])", text):
+        while len(part) > width:  # a word longer than a line
+            if current:
+                lines.append(current)
+                current = ""
+            lines.append(part[:width])
+            part = part[width:]
+        if current and len(current) + len(part) > width:
+            lines.append(current)
+            current = ""
+        current += part
+    lines.append(current)
+    return "\n".join(line.rstrip() for line in lines if line)
+
+
 def _sql(name: str) -> str:
     from tracelab.sqlfiles import load_sql
 
     return load_sql(f"results/cover/{name}")
 
 
-__all__ = ["GROUP_COLUMNS", "RARE", "STATUSES", "Coverage", "cover", "coverage_matrix",
+__all__ = ["GROUP_COLUMNS", "NOT_RECORDED", "RARE", "STATUSES", "Coverage", "cover", "coverage_matrix",
            "executed_writes", "leaks", "lint_exit_code", "lint_json_dict", "lint_report",
-           "not_exercised_reasons", "pass_rate_by", "render_lint_text", "wilson_interval"]
+           "not_exercised_reasons", "pass_rate_by", "plot_labels", "render_lint_text", "wilson_interval"]

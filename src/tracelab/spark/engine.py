@@ -311,6 +311,7 @@ def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetim
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from tracelab.results.check import tool_overrides
     from tracelab.results.saved import RESULT_COLUMNS
     from tracelab.spark.layout import atomic_write
 
@@ -322,6 +323,8 @@ def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetim
         "cases": pa.array([[case.id for case in result.cases]], pa.list_(pa.string())),
         "since_run": pa.array([since], pa.string()),
         "failed_cases": pa.array([[case.id for case in result.cases if not case.passed]], pa.list_(pa.string())),
+        "tools": pa.array([tool_overrides(suite)], pa.list_(pa.struct([
+            ("pattern", pa.string()), ("effect", pa.string()), ("regex", pa.string()), ("is_glob", pa.bool_())]))),
     })
     for table, data in (("check_results", rows.to_arrow()), ("check_runs", run)):
         folder = layout.root / table

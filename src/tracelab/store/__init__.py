@@ -45,7 +45,8 @@ ADDED_COLUMNS = {
     "tool_calls": {"effect_source": "VARCHAR"},
     "tool_definitions": {"annotations": "JSON"},
     "check_results": {"step_idx": "INTEGER"},
-    "check_runs": {"failed_cases": "VARCHAR[]", "runs": "BIGINT", "runs_failed": "BIGINT"},
+    "check_runs": {"failed_cases": "VARCHAR[]", "runs": "BIGINT", "runs_failed": "BIGINT",
+                   "tools": "STRUCT(pattern VARCHAR, effect VARCHAR, regex VARCHAR, is_glob BOOLEAN)[]"},
 }
 """Columns added since schema version 1 was first written: an earlier store gains them
 (`_upgrade`), an earlier export reads them as NULL."""

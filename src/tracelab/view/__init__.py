@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracelab.sqlfiles import load_sql
@@ -71,6 +72,21 @@ class AssertionRow:
 
 
 @dataclass(frozen=True)
+class RunRow:
+    """A failing run as the report lists it: who it is, and the first result of the case it failed."""
+
+    episode_id: str
+    model: str | None = None
+    agent: str | None = None
+    case_id: str | None = None
+    """The run's own case or task id (the source's)."""
+    assertion_id: str | None = None
+    """Its first failed assertion in this case: at the earliest step, else about the whole run."""
+    step_idx: int | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class CaseRow:
     """One case of the check: verdict, counts, assertions, and the failing runs the file holds."""
 
@@ -83,6 +99,8 @@ class CaseRow:
     assertions: tuple[AssertionRow, ...]
     failing_runs: tuple[str, ...]
     failing_total: int
+    listed: tuple[RunRow, ...] = ()
+    """`failing_runs` with who each is and what it failed first (the same order)."""
 
     @property
     def left_out(self) -> int:
@@ -99,6 +117,7 @@ class Report:
     started_at: datetime | None
     elapsed_ms: int | None
     store: str
+    """The store's file (or folder) name: a report is meant to be passed on, its path is the writer's own."""
     max_runs: int
     cases: tuple[CaseRow, ...]
     runs: RunsJson
@@ -140,16 +159,17 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         runs_summary = _rows(con, "summary_saved", params)[0]
     episode_ids = list(dict.fromkeys(r["episode_id"] for r in shown))
     runs, failures = read_runs_json(con, run_id, episode_ids, check_leaked_strings(con, run_id))
+    who = {r["episode_id"]: r for r in _rows(con, "runs_who", {"runs": episode_ids})}
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
     by_case: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name, rows in (("assertions", assertions), ("shown", shown), ("reasons", reasons),
                        ("failures", failures)):
         for row in rows:
             by_case.setdefault(row["case_id"], {}).setdefault(name, []).append(row)
-    cases = [_case(case_id, counts.get(case_id), failed, by_case.get(case_id, {})) for case_id in case_ids]
+    cases = [_case(case_id, counts.get(case_id), failed, by_case.get(case_id, {}), who) for case_id in case_ids]
     cases.sort(key=lambda c: (c.passed, not c.permission))  # failing first, permission failures first
     return Report(run_id=run_id, suite=head["suite"], started_at=head["started_at"],
-                  elapsed_ms=head["elapsed_ms"], store=str(store.path), max_runs=max_runs,
+                  elapsed_ms=head["elapsed_ms"], store=Path(store.path).name, max_runs=max_runs,
                   cases=tuple(cases), runs=runs, summary=_summary(runs_summary, assertions, cases),
                   verdicts_saved=failed is not None)
 
@@ -200,11 +220,16 @@ def write_report(report: Report, output: str | os.PathLike[str]) -> int:
 
 
 def _case(case_id: str, counts: dict[str, Any] | None, failed: list[str] | None,
-          rows: dict[str, list[dict[str, Any]]]) -> CaseRow:
-    """A case from its rows of each query (`assertions`, `shown`, `reasons`, `failures`)."""
+          rows: dict[str, list[dict[str, Any]]], who: dict[str, dict[str, Any]]) -> CaseRow:
+    """A case from its rows of each query (`assertions`, `shown`, `reasons`, `failures`), and
+    who each run is (sql/view/report/runs_who.sql)."""
     failing: dict[str, list[str]] = {}
+    order = {a["assertion_id"]: a["pos"] for a in rows.get("assertions", ())}
+    first: dict[str, dict[str, Any]] = {}
     for r in rows.get("failures", ()):
         failing.setdefault(r["assertion_id"], []).append(r["episode_id"])
+        if _sooner(r, first.get(r["episode_id"]), order):
+            first[r["episode_id"]] = r
     why: dict[str, list[Reason]] = {}
     for r in rows.get("reasons", ()):  # most frequent first
         why.setdefault(r["assertion_id"], []).append(Reason(r["reason"], r["runs"], tuple(r["sample"])))
@@ -218,8 +243,24 @@ def _case(case_id: str, counts: dict[str, Any] | None, failed: list[str] | None,
     runs_passed = counts["runs_passed"] if counts else 0
     permission = bool(counts and counts["permission"])
     passed = case_id not in failed if failed is not None else (runs > 0 and runs_passed == runs)
+    listed = []
+    for r in shown:
+        run, found = who.get(r["episode_id"], {}), first.get(r["episode_id"], {})
+        listed.append(RunRow(r["episode_id"], run.get("model"), run.get("agent"), run.get("case_id"),
+                             found.get("assertion_id"), found.get("step_idx"), found.get("reason")))
     return CaseRow(case_id, runs, runs_passed, int(counts["failed"]) if counts else 0, passed, permission,
-                   assertions, tuple(r["episode_id"] for r in shown), int(shown[0]["total"]) if shown else 0)
+                   assertions, tuple(r["episode_id"] for r in shown), int(shown[0]["total"]) if shown else 0,
+                   tuple(listed))
+
+
+def _sooner(row: dict[str, Any], than: dict[str, Any] | None, order: dict[str, int]) -> bool:
+    """Whether failed result `row` comes before `than` in its run: at an earlier step (a result about
+    the whole run last), then earlier in the suite."""
+    if than is None:
+        return True
+    def key(r: dict[str, Any]) -> tuple[bool, int, int]:
+        return (r["step_idx"] is None, r["step_idx"] or 0, order.get(r["assertion_id"], 1 << 30))
+    return key(row) < key(than)
 
 
 def _summary(runs: dict[str, Any], assertions: list[dict[str, Any]], cases: list[CaseRow]) -> dict[str, int]:
@@ -238,4 +279,4 @@ def _rows(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> 
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-__all__ = ["MAX_RUNS", "AssertionRow", "CaseRow", "Reason", "Report", "build_report", "write_report"]
+__all__ = ["MAX_RUNS", "AssertionRow", "CaseRow", "Reason", "Report", "RunRow", "build_report", "write_report"]

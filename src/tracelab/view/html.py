@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from tracelab.view import AssertionRow, CaseRow, Report
+    from tracelab.view import AssertionRow, CaseRow, Report, RunRow
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -74,6 +74,15 @@ def _summary(report: Report) -> str:
     if left_out:
         html.append(f'<p class="leftout">This file holds at most {report.max_runs} failing runs per case '
                     f"(--max-runs): {left_out:,} failing runs are left out.</p>")
+    runs = report.runs
+    if runs.cap:
+        clipped = (f" {runs.clipped:,} text{'s are' if runs.clipped != 1 else ' is'} past it: each shows its first "
+                   f"{CLIP_SHOWN} characters and says how many it leaves out." if runs.clipped else
+                   " Every text of the runs it holds is whole.")
+        cap = f"{runs.cap / 1e6:g} MB" if runs.cap >= 1_000_000 else f"{runs.cap:,} bytes"
+        html.append(f'<p class="muted cap">This file holds the text of each run\'s steps whole, up to '
+                    f"{cap} of text in all (the runs in the cases' order), to keep the file small "
+                    f"enough to open and pass on.{clipped} A long text opens in place (“show all”).</p>")
     if not report.verdicts_saved:
         html.append('<p class="muted">This check was saved without case verdicts: a case is shown as failed '
                     "when one of its runs failed.</p>")
@@ -102,7 +111,8 @@ def _case(index: int, case: CaseRow) -> str:
     if case.failing_runs:
         more = (f' <span class="leftout">and {case.left_out:,} more left out '
                 f"(--max-runs {len(case.failing_runs)})</span>" if case.left_out else "")
-        html.append(f"<div><b>Failing runs</b> ({case.failing_total:,}){more}</div>{_run_links(case.failing_runs)}")
+        html.append(f"<div><b>Failing runs</b> ({case.failing_total:,}){more} "
+                    f'<span class="muted">{RUN_ORDER}</span></div>{_run_table(case)}')
     html.append('<table class="grid"><thead><tr><th>assertion</th><th>type</th><th class="num">runs</th>'
                 '<th class="num">failed</th><th class="num">yes</th><th class="num">no</th>'
                 '<th class="num">unknown</th></tr></thead><tbody>')
@@ -134,6 +144,35 @@ def _assertion(case_index: int, position: int, row: AssertionRow) -> str:
             f"<td class='num'>{row.unknown:,}</td></tr>")
 
 
+RUN_ORDER = "listed: the runs that crossed a permission boundary first, then by run id"
+CLIP_SHOWN = 240
+"""`tracelab.view.runs.CLIP`, not imported: this module renders, it does not read."""
+
+
+def _run_table(case: CaseRow) -> str:
+    """The failing runs a person can pick from: each run's link (to its timeline), model, agent, its
+    own case or task id, and the first assertion it failed in this case (step and reason)."""
+    rows = case.listed or tuple(RunRow(e) for e in case.failing_runs)
+    html = ['<table class="grid failing"><thead><tr><th>run</th><th>model</th><th>agent</th><th>case / task</th>'
+            "<th>first failed assertion</th></tr></thead><tbody>"]
+    for row in rows:
+        where = "whole run" if row.step_idx is None else f"step {row.step_idx}"
+        first = ("" if row.assertion_id is None else
+                 f'<span class="id">{escape(row.assertion_id)}</span> <span class="muted">{where}</span>'
+                 f"{' · ' + escape(_short(row.reason)) if row.reason else ''}")
+        html.append(f"<tr><td>{_run_link(row.episode_id)}</td><td>{escape(row.model or '-')}</td>"
+                    f"<td>{escape(row.agent or '-')}</td><td class='id'>{escape(row.case_id or '-')}</td>"
+                    f"<td>{first}</td></tr>")
+    html.append("</tbody></table>")
+    return "".join(html)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    """A reason on one line, its first `limit` characters (the whole is in the run's timeline)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit] + "…"
+
+
 def _run_links(episode_ids: tuple[str, ...], *, inline: bool = False) -> str:
     links = [_run_link(e) for e in episode_ids]
     if inline:
@@ -154,9 +193,14 @@ def _matrix(report: Report) -> str:
         for row in case.assertions:
             columns.setdefault(row.assertion_id, None)
     html = ['<section id="s-matrix"><h2>Coverage matrix</h2>',
-            '<p class="legend">Each cell: the share of the case\'s runs that exercised the assertion '
-            "(could have failed it). Click a cell for the runs behind it. Hatched: the case has no such "
-            "assertion.</p>",
+            '<p class="legend"><span class="swatch failed">✗ 3 · 100%</span> runs failed the assertion: '
+            "how many, then the share that exercised it. "
+            f'<span class="swatch" style="background:{_shade(1.0)}">100%</span>'
+            f'<span class="swatch" style="background:{_shade(0.5)}">50%</span>'
+            f'<span class="swatch" style="background:{_shade(0.0)}">0%</span> no run failed it: the share of '
+            "the case's runs that exercised it (could have failed it), greener when more did. "
+            '<span class="swatch none">&nbsp;&nbsp;</span> the case has no such assertion. '
+            "Click a cell for the runs behind it.</p>",
             '<div class="matrix-wrap"><table class="matrix"><thead><tr><th></th>']
     html += [f'<th title="{escape(c)}"><span>{escape(c)}</span></th>' for c in columns]
     html.append("</tr></thead><tbody>")
@@ -170,10 +214,13 @@ def _matrix(report: Report) -> str:
             position, row = by_id[column]
             share = row.exercised_share
             text = "–" if share is None else f"{share:.0%}"
-            tip = (f"{case.case_id} × {column}: exercised in {row.yes:,} of {row.runs:,} runs "
-                   f"(no {row.no:,}, unknown {row.unknown:,}); failed {row.failed:,}")
-            html.append(f'<td style="background:{_shade(share)}"><a href="#a{index}-{position}" '
-                        f'title="{escape(tip)}">{text}</a></td>')
+            tip = (f"{case.case_id} × {column}: failed in {row.failed:,} of {row.runs:,} runs; exercised in "
+                   f"{row.yes:,} (no {row.no:,}, unknown {row.unknown:,})")
+            link = f'<a href="#a{index}-{position}" title="{escape(tip)}">'
+            if row.failed:  # failure first: never the colour of a pass
+                html.append(f'<td class="failed">{link}✗ {row.failed:,} <small>· {text}</small></a></td>')
+            else:
+                html.append(f'<td style="background:{_shade(share)}">{link}{text}</a></td>')
         html.append("</tr>")
     html.append("</tbody></table></div></section>")
     return "".join(html)

@@ -5,6 +5,7 @@
   var S = DATA.s;  // the string table: every text of a run is a position in it
   var RUNS = DATA.runs;
   var SECTIONS = ["summary", "cases", "matrix", "run"];
+  var PREVIEW = 400;  // characters of a text shown before "show all": the rest opens in place
   function str(i) { return i === null || i === undefined ? "" : S[i]; }
 
   function el(tag, attrs, children) {
@@ -16,20 +17,63 @@
     return node;
   }
 
+  // a name that may wrap after each "_", ".", "/" or "-" (a long tool name never runs under the next column)
+  function name(value) {
+    var node = el("span");
+    value.split(/(?<=[_./-])/).forEach(function (part, i) {
+      if (i) node.appendChild(el("wbr"));
+      node.appendChild(document.createTextNode(part));
+    });
+    return node;
+  }
+
   function badge(value) {
     return value ? el("span", {"class": "badge " + value}, [value]) : document.createTextNode("");
   }
 
+  // a text whole: a long one shows its first PREVIEW characters, the rest opens in place
+  function text(value) {
+    if (value.length <= PREVIEW) return document.createTextNode(value);
+    var rest = value.length - PREVIEW;
+    var more = el("details", {"class": "more"}, [el("summary", {}, ["… show all (" + rest.toLocaleString() + " more characters)"]),
+                                                 value.slice(PREVIEW)]);
+    return el("span", {}, [value.slice(0, PREVIEW), more]);
+  }
+
   // content parts: a number is a text; {w: text} a withheld notice; {c: n}: n more characters
-  // were clipped; {e: 1}: the step's error follows
+  // were left out (the file's text cap was reached); {e: 1}: the step's error follows
   function fill(node, parts) {
     (parts || []).forEach(function (p, i) {
       if (i > 0 && p.c === undefined) node.appendChild(document.createTextNode("  "));
-      if (typeof p === "number") node.appendChild(document.createTextNode(S[p]));
+      if (typeof p === "number") node.appendChild(text(S[p]));
       else if (p.w !== undefined) node.appendChild(el("span", {"class": "withheld"}, [S[p.w]]));
-      else if (p.c !== undefined) node.appendChild(el("span", {"class": "clipped"}, [" … " + p.c + " more characters (tracelab show --full)"]));
+      else if (p.c !== undefined) node.appendChild(el("span", {"class": "clipped"}, [" … " + p.c.toLocaleString() +
+        " more characters left out: this file's text cap was reached (see the summary; tracelab show --full)"]));
       else if (p.e) node.appendChild(el("span", {"class": "badge error"}, ["error"]));
     });
+    return node;
+  }
+
+  function ms(value, plus) {
+    if (value === null || value === undefined) return "";
+    var sign = plus ? "+" : "";
+    return Math.abs(value) >= 1000 ? sign + (value / 1000).toFixed(2) + " s" : sign + Math.round(value) + " ms";
+  }
+
+  // a step's time: [offset ms, duration ms, tokens] or 0 (the source recorded none)
+  function timing(t) {
+    if (!t) return "";
+    var out = [];
+    if (t[0] !== null) out.push(ms(t[0], true));
+    if (t[1] !== null) out.push(ms(t[1]));
+    if (t[2] !== null) out.push(t[2].toLocaleString() + " tok");
+    return out.join(" · ");
+  }
+
+  function effect(value, source) {
+    if (!value) return document.createTextNode("");
+    var node = el("span", {}, [badge(value)]);
+    if (source) node.appendChild(el("span", {"class": "muted src"}, [" · " + source]));
     return node;
   }
 
@@ -60,10 +104,14 @@
       view.appendChild(el("div", {"class": "runfail"}, ["✗ whole run: ", el("span", {"class": "id"}, [str(f[0])]), "  " + str(f[1])]));
     });
     var table = el("table", {"class": "timeline"});
-    ["idx", "kind", "tool", "st", "eff", "content", "why"].forEach(function (c) { table.appendChild(el("col", {"class": c})); });
-    table.appendChild(el("thead", {}, [el("tr", {}, ["idx", "kind", "tool", "status", "effect", "args / text", "failed assertions"].map(function (h) { return el("th", {}, [h]); }))]));
+    var timed = run.steps.some(function (s) { return s[8]; });  // a time column only where the source recorded one
+    var cols = ["idx", "kind", "tool", "st", "eff"].concat(timed ? ["time"] : [], ["content", "why"]);
+    var heads = ["idx", "kind", "tool", "status", "effect"].concat(timed ? ["time"] : [], ["args / text", "failed assertions"]);
+    cols.forEach(function (c) { table.appendChild(el("col", {"class": c})); });
+    table.appendChild(el("thead", {}, [el("tr", {}, heads.map(function (h) { return el("th", {}, [h]); }))]));
     var body = el("tbody");
-    // a step: [idx, kind, tool, status, effect, content parts, [[assertion, reason], ...] or 0]
+    // a step: [idx, kind, tool, status, effect, content parts, [[assertion, reason], ...] or 0,
+    // effect source, [offset ms, duration ms, tokens] or 0]
     run.steps.forEach(function (s) {
       var failures = s[6] || [];
       var why = el("td", {"class": "why"});
@@ -71,8 +119,9 @@
         why.appendChild(el("div", {}, ["✗ ", el("span", {"class": "id"}, [str(f[0])]), " " + str(f[1])]));
       });
       body.appendChild(el("tr", {"class": failures.length ? "failed" : "", "id": "step-" + s[0]},
-        [el("td", {"class": "num"}, [String(s[0])]), el("td", {}, [str(s[1])]), el("td", {"class": "id"}, [str(s[2])]),
-         el("td", {}, [badge(str(s[3]))]), el("td", {}, [badge(str(s[4]))]), fill(el("td", {"class": "content"}), s[5]), why]));
+        [el("td", {"class": "num"}, [String(s[0])]), el("td", {}, [name(str(s[1]))]), el("td", {"class": "id"}, [name(str(s[2]))]),
+         el("td", {}, [badge(str(s[3]))]), el("td", {"class": "eff"}, [effect(str(s[4]), str(s[7]))])]
+        .concat(timed ? [el("td", {"class": "time"}, [timing(s[8])])] : [], [fill(el("td", {"class": "content"}), s[5]), why])));
     });
     table.appendChild(body);
     view.appendChild(table);

@@ -22,6 +22,7 @@ from tracelab.view.show import (
     fields_withheld,
     leaked_string,
     locate_leaks,
+    resolve_effects,
     withheld_notice,
 )
 
@@ -29,7 +30,10 @@ if TYPE_CHECKING:
     import duckdb
 
 CLIP = 240
-"""Characters of a step's args or text the file holds; the rest is `tracelab show --full`."""
+"""Characters of a step's args or text the file holds once its texts reach `TEXT_CAP`."""
+TEXT_CAP = 6_000_000
+"""Bytes (UTF-8) of step text a report holds whole, all runs together (in the file's order); past
+it, each text is clipped to `CLIP` characters and says how many it left out."""
 LAST = 1 << 30
 """Where a step's kind, status and effect come among its strings: after all its failures'."""
 _UPPER_ESCAPE = re.compile(r"\\(?:u00([0-9A-F]{2})|.)")
@@ -42,6 +46,10 @@ class RunsJson:
 
     count: int
     text: str
+    clipped: int = 0
+    """Texts clipped to `CLIP` characters: the runs' step texts exceed `TEXT_CAP`."""
+    cap: int = 0
+    """The cap they were held whole within (`TEXT_CAP`)."""
 
     def __len__(self) -> int:
         return self.count
@@ -66,8 +74,9 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
         failures = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         run_script(con, "view/report/runs_shown")
         run_script(con, "view/report/runs_heads", {"needles": list(needles)})
+        resolve_effects(con, run_id)
         con.execute(f"CREATE OR REPLACE TEMP VIEW view_shown_steps AS {_unordered(load_sql('view/show/steps'))}")
-        run_script(con, "view/report/runs_read", {"needles": list(needles), "clip": CLIP})
+        run_script(con, "view/report/runs_read", {"needles": list(needles), "clip": CLIP, "cap": TEXT_CAP})
         by_run: dict[str, list[Failure]] = {}
         for row in failures:
             by_run.setdefault(row["episode_id"], []).append(Failure(
@@ -75,9 +84,13 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
         withheld, steps = _withhold(con, needles, failures)
         count = con.execute("SELECT count(*) FROM view_runs").fetchall()[0][0]
         text = runs_json(con, withheld, steps, {run: tuple(found) for run, found in by_run.items()})
+        clipped = con.execute(
+            "SELECT (SELECT coalesce(sum((more_sent IS NOT NULL)::INT + (more_said IS NOT NULL)::INT "
+            "+ (more_err IS NOT NULL)::INT), 0) FROM view_texts) + (SELECT coalesce(sum((more_output IS NOT NULL)::INT "
+            "+ (more_error IS NOT NULL)::INT), 0) FROM view_own_texts)").fetchall()[0][0]
     finally:
         run_script(con, "view/report/runs_cleanup")
-    return RunsJson(count, text), failures
+    return RunsJson(count, text, int(clipped), TEXT_CAP), failures
 
 
 Withheld = dict[tuple[str, "int | None"], dict[str, tuple[str, ...]]]
@@ -168,13 +181,13 @@ def runs_json(con: duckdb.DuckDBPyConnection, withheld: Withheld, steps: dict[tu
     _table(con, "view_withheld_fields", {name: (kind, [row[i] for row in shown]) for i, (name, kind) in enumerate((
         ("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("kind", "VARCHAR"),
         *((name, "VARCHAR") for name in STEP_FIELDS), *((f"w_{name}", "VARCHAR") for name in STEP_FIELDS)))})
-    run_script(con, "view/report/runs_withheld", {"clip": CLIP})
+    run_script(con, "view/report/runs_withheld", {"clip": CLIP, "cap": TEXT_CAP})
     _table(con, "view_failed", {name: (kind, [row[i] for row in failed]) for i, (name, kind) in enumerate(
         (("episode_id", "VARCHAR"), ("idx", "INTEGER"), ("slot", "BIGINT"), ("assertion", "VARCHAR"),
          ("reason", "VARCHAR")))})
     _table(con, "view_whole", {name: (kind, [row[i] for row in whole]) for i, (name, kind) in enumerate(
         (("episode_id", "VARCHAR"), ("k", "BIGINT"), ("assertion", "VARCHAR"), ("reason", "VARCHAR")))})
-    run_script(con, "view/report/runs_own", {"clip": CLIP})
+    run_script(con, "view/report/runs_own", {"clip": CLIP, "cap": TEXT_CAP})
     run_script(con, "view/report/runs_strings", {"last": LAST})
     strings = con.execute("SELECT string_agg(to_json(value)::VARCHAR, ',' ORDER BY n) FROM view_strings"
                           ).fetchall()[0][0]

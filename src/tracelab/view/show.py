@@ -16,7 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import UsageError
-from tracelab.sqlfiles import load_sql
+from tracelab.sqlfiles import load_sql, run_script
 
 if TYPE_CHECKING:
     import duckdb
@@ -67,6 +67,13 @@ class Step:
     duration_ms: float | None
     withheld: dict[str, tuple[str, ...]] = field(default_factory=dict)
     failures: tuple[Failure, ...] = ()
+    effect_source: str | None = None
+    """Where `effect` comes from, as the check (or the `calls` view) resolved it: suite, step,
+    definition or registry."""
+    offset_ms: int | None = None
+    """Time since the run's first timed step (None: the step has no `ts`)."""
+    tokens: int | None = None
+    """Tokens the source recorded for the step (None: none recorded)."""
 
     @property
     def args(self) -> str | None:
@@ -170,6 +177,24 @@ def saved_failures(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
             params={"run": run_id}))
 
 
+def resolve_effects(con: duckdb.DuckDBPyConnection, check_run_id: str | None) -> None:
+    """Make sql/view/show/steps.sql resolve effects as saved check `check_run_id` did: its suite's
+    `tools:` overrides (check_runs.tools, with the patterns the check matched; none without a check,
+    or for a check saved without them) over the `calls` view's effect. Temp table `show_overrides`
+    and macro `step_tokens`."""
+    import orjson
+
+    from tracelab.results.saved import _has_column
+
+    tools: list[dict[str, str]] = []
+    if check_run_id is not None and _has_column(con, "check_runs", "tools"):
+        rows = con.execute("SELECT tools FROM check_runs WHERE run_id = ?", [check_run_id]).fetchall()
+        tools = (rows[0][0] or []) if rows else []
+    overrides = [{"pos": pos, "regex": t["regex"], "is_glob": t["is_glob"], "effect": t["effect"]}
+                 for pos, t in enumerate(tools)]
+    run_script(con, "view/show/overrides", {"overrides": orjson.dumps(overrides).decode()})
+
+
 def checked_runs(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Sequence[str]) -> frozenset[str]:
     """Which of these runs saved check `run_id` has any result for."""
     with _shown(con, episode_ids):
@@ -223,6 +248,7 @@ def read_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
     import polars as pl
 
     needles = tuple(dict.fromkeys(n for n in needles if n))
+    resolve_effects(con, check_run_id)
     with _shown(con, episode_ids):
         heads = _marked(pl.DataFrame(con.sql(load_sql("view/show/episodes"))), RUN_FIELDS, needles)
         steps = _marked(pl.DataFrame(con.sql(load_sql("view/show/steps"))), STEP_FIELDS, needles)
@@ -266,7 +292,8 @@ def load_runs(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str], *,
 def _step(row: dict[str, Any], withheld: dict[str, tuple[str, ...]], failures: tuple[Failure, ...]) -> Step:
     return Step(idx=row["idx"], kind=row["kind"], name=row["name"], status=row["status"], effect=row["effect"],
                 text=row["text"], data=row["data"], error=row["error"], duration_ms=row["duration_ms"],
-                withheld=withheld,
+                withheld=withheld, effect_source=row["effect_source"], offset_ms=row["offset_ms"],
+                tokens=row["tokens"],
                 failures=tuple(f for f in failures if f.step_idx == row["idx"]) if failures else ())
 
 
@@ -442,4 +469,4 @@ def _notice(strings: tuple[str, ...], field: str | None) -> str:
 
 __all__ = ["HEAD_FIELDS", "RUN_FIELDS", "Failure", "Run", "RunTable", "Step", "check_leaked_strings",
            "checked_runs", "leaked_string", "fields_withheld", "load_runs", "locate_leaks", "read_runs",
-           "saved_failures", "show_run", "withheld_notice"]
+           "resolve_effects", "saved_failures", "show_run", "withheld_notice"]
