@@ -138,7 +138,7 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     from tracelab.results.saved import FAILING_RUNS_SAVED, failed_cases, has_view_rows, resolve_run
     from tracelab.store import Store, open_store
     from tracelab.view.runs import read_runs_json
-    from tracelab.view.show import check_leaked_strings
+    from tracelab.view.show import check_leaked_strings, withheld_notice
 
     if not isinstance(store, Store):
         with open_store(store, read_only=True, create=False) as opened:
@@ -158,8 +158,14 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
         shown = _rows(con, "failing_runs_saved", {**params, "max_runs": max_runs})
         runs_summary = _rows(con, "summary_saved", params)[0]
     episode_ids = list(dict.fromkeys(r["episode_id"] for r in shown))
-    runs, failures = read_runs_json(con, run_id, episode_ids, check_leaked_strings(con, run_id))
+    leaked = check_leaked_strings(con, run_id)
+    runs, failures = read_runs_json(con, run_id, episode_ids, leaked)
     who = {r["episode_id"]: r for r in _rows(con, "runs_who", {"runs": episode_ids})}
+    for row in who.values():  # withheld by the rule every stored field follows (a leaked string in it)
+        for name in ("model", "agent", "case_id"):
+            held = [s for s in leaked if row[name] is not None and s.lower() in row[name].lower()]
+            if held:
+                row[name] = withheld_notice(held, name)
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
     by_case: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name, rows in (("assertions", assertions), ("shown", shown), ("reasons", reasons),
