@@ -21,6 +21,7 @@ from tracelab.engine.compile import Plan, compile_suite
 from tracelab.engine.needles import lower_needles, prefilter_re2
 from tracelab.engine.verdicts import STEP_IDX, CheckResult, build_result
 from tracelab.errors import UsageError
+from tracelab.frames import ArrowStream
 from tracelab.sqlfiles import load_sql, run_script
 from tracelab.suite.families import queries
 from tracelab.suite.model import Case, Suite
@@ -110,22 +111,8 @@ def choose_cases(suite: Suite, cases: Iterable[str] | None,
 def _fetch(con: duckdb.DuckDBPyConnection, query: str,
            params: dict[str, Any] | None = None) -> pl.DataFrame:
     """A query's rows as a Polars frame, read through the Arrow PyCapsule interface
-    (`.pl()` goes through pyarrow; see _ArrowStream)."""
+    (`.pl()` goes through pyarrow; see frames.ArrowStream)."""
     return pl.DataFrame(con.sql(query, params=params))
-
-
-class _ArrowStream:
-    """A Polars frame as DuckDB scans it through the Arrow PyCapsule interface, every scan anew.
-
-    Registered as it is, a Polars frame is converted through pyarrow, whose import alone costs
-    a check about 0.3 s; the capsule hands DuckDB the same columns without it.
-    """
-
-    def __init__(self, frame: pl.DataFrame) -> None:
-        self.frame = frame
-
-    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self.frame.__arrow_c_stream__(requested_schema)
 
 
 @contextmanager
@@ -133,7 +120,7 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
                 ) -> Iterator[None]:
     """The parameter frames as views on `con` while the check runs."""
     for name, frame in frames.items():
-        con.register(name, _ArrowStream(frame))
+        con.register(name, ArrowStream(frame))
     try:
         yield
     finally:
@@ -148,7 +135,7 @@ def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
         con.execute(load_sql("engine/assertions/_select_matched"))
         flags = (where_flags(con, plan.wheres, partial(_located, suite)) if plan.wheres
                  else pl.DataFrame(schema={"episode_id": pl.Utf8, "flags": pl.List(pl.Boolean)}))
-        con.register("chk_where_flags", _ArrowStream(flags))
+        con.register("chk_where_flags", ArrowStream(flags))
         try:
             con.execute(load_sql("engine/assertions/_select_keys"))
         finally:
@@ -189,7 +176,7 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     if plan.has("p_args_valid"):
         calls = _fetch(con, load_sql("engine/assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)
-        con.register("chk_args_valid", _ArrowStream(rows))
+        con.register("chk_args_valid", ArrowStream(rows))
         try:
             con.execute("INSERT INTO chk_out BY NAME SELECT * FROM chk_args_valid")
         finally:

@@ -154,6 +154,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
         import polars as pl
 
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
+        from tracelab.frames import ArrowStream
         from tracelab.results.saved import runs_failed, view_rows
 
         rows = view_rows(result)  # what `tracelab view` reads
@@ -163,7 +164,13 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      [case.id for case in result.cases], since,
                      [case.id for case in result.cases if not case.passed], result.summary.runs,
                      runs_failed(result)])
-        insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
+        # the verdict rows as DuckDB scans them (no run_id column built per row, no pyarrow)
+        con.register("chk_saved", ArrowStream(result.verdicts))
+        try:
+            con.execute(f"INSERT INTO check_results (run_id, {', '.join(result.verdicts.columns)}) "
+                        "SELECT $run_id, * FROM chk_saved", {"run_id": run_id})
+        finally:
+            con.unregister("chk_saved")
         for table, frame in rows.items():
             insert_arrow(con, table, frame.with_columns(run_id=pl.lit(run_id)))
         con.commit()
