@@ -1,6 +1,6 @@
 """Where `tracelab check` of benchmarks/suite.yaml spends its time: per SQL statement, per step.
 
-    .venv/bin/python benchmarks/check_profile.py [--episodes 1000000] [--no-save]
+    .venv/bin/python benchmarks/check_profile.py [--episodes 1000000] [--no-save] [--out FILE]
 
 Checks the store of `make bench`'s corpus of that size (benchmarks/work/check-corpus-N-7.duckdb,
 ingested once) in this process, saving the verdicts (a copy of the store is made first, untimed,
@@ -104,6 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1_000_000)
     parser.add_argument("--no-save", action="store_true", help="check without saving the verdicts")
+    parser.add_argument("--out", type=Path, help="also write the profile (Markdown) to this file")
     args = parser.parse_args()
 
     path = corpus(args.episodes)
@@ -133,25 +134,36 @@ def main() -> None:
     bulk_insert.insert_arrow = clock.wrap("insert rows (insert_arrow)", bulk_insert.insert_arrow)
 
     wall, cpu, main_cpu = time.perf_counter(), process_cpu(), time.thread_time()
-    with open_store(store_path) as store:
-        store.con = TimedConnection(store.con, clock)  # type: ignore[assignment]
-        run = clock.timed("check, all", check_module.check, store, SUITE, save=not args.no_save)
+    store = clock.timed("open the store", open_store, store_path)
+    raw = store.con
+    store.con = TimedConnection(raw, clock)  # type: ignore[assignment]
+    run = clock.timed("check, all", check_module.check, store, SUITE, save=not args.no_save)
+    store.con = raw
+    # DuckDB checkpoints what the check saved into the store file when it closes
+    clock.timed("close the store (checkpoint)", store.close)
     wall, cpu, main_cpu = time.perf_counter() - wall, process_cpu() - cpu, time.thread_time() - main_cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     fresh(store_path)
 
-    print(f"check of {SUITE.name} over {args.episodes:,} runs ({run.result.summary.results:,} verdicts, "
-          f"saved: {run.saved}), {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
-    print(f"wall {wall:.2f} s; CPU {cpu:.2f} s: Python thread {main_cpu:.2f}, DuckDB's threads "
-          f"{cpu - main_cpu:.2f}; peak RSS {peak:.0f} MiB")
-    print()
-    print("| what | wall s | calling thread CPU s | DuckDB's other threads CPU s | calls |")
-    print("|---|---:|---:|---:|---:|")
+    lines = [
+        f"check of {SUITE.name} over {args.episodes:,} runs ({run.result.summary.results:,} verdicts, "
+        f"saved: {run.saved}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end",
+        "",
+        f"wall {wall:.2f} s; CPU {cpu:.2f} s: calling thread {main_cpu:.2f}, DuckDB's other threads "
+        f"{cpu - main_cpu:.2f}; peak RSS {peak:.0f} MiB",
+        "",
+        "| what | wall s | calling thread CPU s | DuckDB's other threads CPU s | calls |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for label in clock.order:
         w, c, d, n = clock.spent[label]
         if w >= 0.01:
             indent = "&nbsp;&nbsp;" * ((len(label) - len(label.lstrip())) // 2)
-            print(f"| {indent}{label.strip()} | {w:.2f} | {c:.2f} | {d:.2f} | {n} |")
+            lines.append(f"| {indent}{label.strip()} | {w:.2f} | {c:.2f} | {d:.2f} | {n} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
 
 
 if __name__ == "__main__":
