@@ -81,6 +81,7 @@ def latest_run_id(store: Path) -> str:
 def run(episodes: int = EPISODES, pyeval_s_per_run: float | None = None, repeat: int = REPEAT) -> dict[str, object]:
     """Saved check vs handwritten.sql at `episodes`, then `--since` over `NEW` new runs."""
     store = ingested(corpus(episodes))
+    load_before = load()
     hand_out = WORK / "million-handwritten.parquet"
 
     def ours() -> Run:
@@ -117,7 +118,7 @@ def run(episodes: int = EPISODES, pyeval_s_per_run: float | None = None, repeat:
     result: dict[str, object] = {
         "episodes": episodes,
         "new": NEW,
-        "load_before": load(),
+        "load_before": load_before,
         "tracelab_saved": best,
         "handwritten_sql": hand,
         "ratio_vs_handwritten": round(best.seconds / hand.seconds, 2),
@@ -152,7 +153,8 @@ def rows(m: dict) -> list[str]:
         f"(handwritten.sql to Parquet) | {m['episodes']:,} episodes | {ours.seconds} s (peak RSS "
         f"{ours.peak_rss_mib} MiB; runs {' / '.join(f'{s} s' for s in m['all_runs_s']['ours'])}) "
         f"| {hand.seconds} s (runs {' / '.join(f'{s} s' for s in m['all_runs_s']['hand'])}{per_run}) "
-        f"| {m['ratio_vs_handwritten']}x the time | <= {t['seconds']:g} s, <= {t['vs_handwritten']:g}x, "
+        f"| {m['ratio_vs_handwritten']}x the time (host load average {m['load_before']} before, "
+        f"{m['load_after']} after) | <= {t['seconds']:g} s, <= {t['vs_handwritten']:g}x, "
         f"peak RSS < {t['rss_mib']:g} MiB |",
         f"| `check --since` a saved full check, {m['new']:,} new runs ingested, vs a full check of the "
         f"same store (both saved) | {m['episodes']:,} + {m['new']:,} episodes | {m['since'].seconds} s "
