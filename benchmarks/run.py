@@ -15,14 +15,15 @@ import cover_bench  # noqa: E402
 import effects_bench  # noqa: E402
 import ingest_bench  # noqa: E402
 import leak_bench  # noqa: E402
+import million_bench  # noqa: E402
 import per_file_bench  # noqa: E402
 import sequence_bench  # noqa: E402
 import spark_bench  # noqa: E402
 import view_bench  # noqa: E402
 from common import RESULTS, ROOT, Run, compiled, machine, write_results  # noqa: E402
 
-SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "sequence", "leak", "adapters", "view",
-            "spark")
+SECTIONS = ("ingest", "per_file", "check", "cover", "effects", "scaling", "million", "sequence", "leak", "adapters",
+            "view", "spark")
 
 
 def main() -> None:
@@ -35,6 +36,10 @@ def main() -> None:
                              "others keep their figures from the last results/latest.json")
     parser.add_argument("--spark-episodes", type=int, default=1_000_000,
                         help="runs of the Spark section, local[2] (default 1M)")
+    parser.add_argument("--million-episodes", type=int, default=million_bench.EPISODES,
+                        help="runs of the saved-check, handwritten.sql and --since section (default 1M)")
+    parser.add_argument("--million-repeat", type=int, default=million_bench.REPEAT,
+                        help="timed runs per side of that section, in turn (default 2)")
     args = parser.parse_args()
     only = {name.strip() for name in args.only.split(",") if name.strip()} or set(SECTIONS)
     unknown = only - set(SECTIONS)
@@ -73,6 +78,11 @@ def main() -> None:
         if memory:
             print(f"memory at {memory['episodes']:,} episodes: ingest {memory['ingest'].peak_rss_mib} MiB, "
                   f"check {memory['check'].peak_rss_mib} MiB peak RSS")
+    if "million" in only:
+        chk = results.get("check")
+        per_run = chk["pyeval"].seconds / chk["episodes"] if isinstance(chk, dict) else None
+        results["million"] = million = million_bench.run(args.million_episodes, per_run, args.million_repeat)
+        print(million_bench.summary(million))
     if "sequence" in only:
         results["sequence"] = sequence = sequence_bench.run()
         print(sequence_bench.summary(sequence))
@@ -146,6 +156,8 @@ def write_markdown(results: dict) -> None:
         lines.append(scaling_row(results["scaling"]))
     if results.get("memory"):
         lines.append(memory_row(results["memory"]))
+    if "million" in results:
+        lines.extend(million_bench.rows(results["million"]))
     if "sequence" in results:
         lines.append(sequence_bench.row(results["sequence"]))
     if "leak_search" in results:
@@ -156,7 +168,28 @@ def write_markdown(results: dict) -> None:
         lines.extend(adapter_bench.row(figures) for figures in results["adapters"].values())
     if "spark" in results:
         lines.extend(spark_bench.rows(results["spark"]))
+    lines.extend(profile_sections())
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
+
+
+PROFILES = {
+    "before": "Where `check` spent its time at 1M runs before issue 27's changes",
+    "after": "Where `check` spends its time at 1M runs after issue 27's changes",
+}
+"""The check profiles kept in results/ (benchmarks/check_profile.py --out results/check-profile-NAME.md)."""
+
+
+def profile_sections() -> list[str]:
+    """The saved check profiles, each under its heading (benchmarks/check_profile.py writes them)."""
+    lines: list[str] = []
+    for name, title in PROFILES.items():
+        path = RESULTS / f"check-profile-{name}.md"
+        if path.exists():
+            lines += ["", f"## {title} (benchmarks/check_profile.py)", "", path.read_text().rstrip()]
+    notes = RESULTS / "check-profile-notes.md"
+    if notes.exists():
+        lines += ["", notes.read_text().rstrip()]
+    return lines
 
 
 def runs(figures: dict, side: str) -> str:

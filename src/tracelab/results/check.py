@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -11,11 +13,20 @@ from typing import TYPE_CHECKING, Any
 from tracelab.errors import Interrupted, SuiteError, UsageError, is_interrupt
 
 if TYPE_CHECKING:
+    import duckdb
     import polars as pl
 
     from tracelab.engine.verdicts import CheckResult
     from tracelab.store import Store
     from tracelab.suite.model import Case, Suite
+
+
+CHECK_MEMORY_LIMIT = "2GB"
+"""DuckDB's memory limit while a check evaluates and saves, unless TRACELAB_MEMORY_LIMIT is set.
+
+At 1M runs the store's default (1 GB) makes the check spill its temp tables to disk; at 2 GB the
+check of benchmarks/suite.yaml took 74 CPU s instead of 84 with a peak RSS of 2.9 GB (BENCHMARKS.md).
+"""
 
 
 @dataclass(frozen=True)
@@ -101,17 +112,39 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
     try:
-        result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
-                          since=watermark, carried=carried)
-        elapsed_ms = round((time.perf_counter() - clock) * 1000)
-        if saved:
-            _save(store, suite, result, run_id, started, elapsed_ms, since)  # one transaction
+        with check_memory(store.con):
+            result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
+                              since=watermark, carried=carried)
+            elapsed_ms = round((time.perf_counter() - clock) * 1000)
+            if saved:
+                _save(store, suite, result, run_id, started, elapsed_ms, since)  # one transaction
     except BaseException as exc:
         if is_interrupt(exc):
             raise Interrupted("interrupted: the check stopped before it finished; no result of it "
                               "was saved") from None
         raise
     return CheckRun(result, suite, run_id, str(store.path), elapsed_ms, saved)
+
+
+@contextmanager
+def check_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """`CHECK_MEMORY_LIMIT` on `con` while the block runs, the connection's own limit restored
+    after; nothing changes when TRACELAB_MEMORY_LIMIT is set or the configuration is locked."""
+    import duckdb
+
+    if os.environ.get("TRACELAB_MEMORY_LIMIT"):
+        yield
+        return
+    try:
+        [(before,)] = con.execute("SELECT current_setting('memory_limit')").fetchall()
+        con.execute("SET memory_limit = ?", [CHECK_MEMORY_LIMIT])
+    except duckdb.Error:  # a sealed store: its configuration is locked
+        yield
+        return
+    try:
+        yield
+    finally:
+        con.execute("SET memory_limit = ?", [before])
 
 
 def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ...]
@@ -161,6 +194,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
         import polars as pl
 
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
+        from tracelab.frames import ArrowStream
         from tracelab.results.saved import runs_failed, view_rows
 
         rows = view_rows(result)  # what `tracelab view` reads
@@ -171,7 +205,13 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      [case.id for case in result.cases if not case.passed], result.summary.runs,
                      runs_failed(result),
                      tool_overrides(suite)])
-        insert_arrow(con, "check_results", result.verdicts.with_columns(run_id=pl.lit(run_id)))
+        # the verdict rows as DuckDB scans them (no run_id column built per row, no pyarrow)
+        con.register("chk_saved", ArrowStream(result.verdicts))
+        try:
+            con.execute(f"INSERT INTO check_results (run_id, {', '.join(result.verdicts.columns)}) "
+                        "SELECT $run_id, * FROM chk_saved", {"run_id": run_id})
+        finally:
+            con.unregister("chk_saved")
         for table, frame in rows.items():
             insert_arrow(con, table, frame.with_columns(run_id=pl.lit(run_id)))
         con.commit()
