@@ -23,6 +23,7 @@ from tests.conftest import REPO, episode
 from tracelab.cli import cli
 from tracelab.generate import generate
 from tracelab.store import PARTITIONED, TABLES, open_store
+from tracelab.store.delta import is_delta_store, read_head, table_datasets
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'tracelab[spark]')")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -45,17 +46,23 @@ def _duckdb_export(tmp: Path, runs: list[tuple[list[Path], bool]]) -> Path:
     return tmp / "reference"
 
 
-def _rows(folder: Path, table: str) -> list[tuple]:
-    """A table's rows from a Parquet store, sorted, without the ingest time (it differs by run)."""
-    hive = "true" if table in PARTITIONED else "false"
+def _rows(folder: Path | str, table: str) -> list[tuple]:
+    """A table's rows from a Parquet export or a Delta store (at its head's versions), sorted,
+    without the ingest time (it differs by run)."""
     con = duckdb.connect()
-    rel = con.sql(f"SELECT * FROM read_parquet('{folder / table}/**/*.parquet', hive_partitioning = {hive})")
+    if is_delta_store(folder):
+        con.register("_t", table_datasets(folder)[table])
+        rel = con.sql("SELECT * FROM _t")
+    else:
+        hive = "true" if table in PARTITIONED else "false"
+        rel = con.sql(f"SELECT * FROM read_parquet('{Path(folder) / table}/**/*.parquet', "
+                      f"hive_partitioning = {hive})")
     if "ingested_at" in rel.columns:
         rel = rel.select(*[c for c in rel.columns if c != "ingested_at"])
     return sorted(tuple(json.dumps(v, sort_keys=True, default=str) for v in row) for row in rel.fetchall())
 
 
-def _assert_same_tables(spark_store: Path, reference: Path) -> None:
+def _assert_same_tables(spark_store: Path | str, reference: Path) -> None:
     for table in TABLES:
         got, want = _rows(spark_store, table), _rows(reference, table)
         assert len(got) == len(want), f"{table}: {len(got)} rows on Spark, {len(want)} with DuckDB"
@@ -82,7 +89,7 @@ def test_ingest_equals_duckdb_row_for_row_and_reruns_add_nothing(spark: object, 
     store = tmp_path / "spark-store"
     first = engine.ingest(store, [corpus], chunk_bytes=TINY_CHUNKS)
     assert first.added > 100
-    assert (store / "episodes").is_dir() and json.loads((store / "_tracelab.json").read_text())["ep_buckets"] == 16
+    assert (store / "episodes" / "_delta_log").is_dir() and read_head(store).buckets == 16
     _assert_same_tables(store, _duckdb_export(tmp_path, [([corpus], False)]))
 
     # the same files named by file:// URLs, into the store named by one: the same paths, nothing new
@@ -195,7 +202,7 @@ def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: o
     store = tmp_path / "spark-store"
     code, _ = _cli("ingest", str(SAMPLES), "--engine", "spark", "--store", str(store), "--buckets", "40", "-q")
     assert code == 0
-    assert json.loads((store / "_tracelab.json").read_text())["ep_buckets"] == 40
+    assert read_head(store).buckets == 40
     assert len(list((store / "episodes").glob("ep_bucket=*"))) > 16
     with open_store(tmp_path / "duck.duckdb") as duck:
         duck.ingest([SAMPLES])
