@@ -64,7 +64,7 @@ def local_path(url: str | os.PathLike[str]) -> str:
     text = os.fspath(url)
     if is_url(text):
         return delta_url(text)
-    path = parsed(text, what="store")
+    path = None if "://" in text and not text.lower().startswith("file://") else parsed(text, what="store")
     if path is None:
         raise UsageError(f"{text}: --engine spark keeps its store on a path, a file:// URL or an object store "
                          "delta-rs writes (s3://, gs://, az://, abfss://)")
@@ -145,9 +145,9 @@ def _adopt(url: str) -> Layout:
 
 
 def _bucket_schema() -> Any:
-    from deltalake import Field, Schema
+    from deltalake.schema import Field, PrimitiveType, Schema
 
-    return Schema([Field("ep_bucket", "integer")])
+    return Schema([Field("ep_bucket", PrimitiveType("integer"))])
 
 
 def _create_head(url: str, buckets: int, versions: dict[str, int]) -> Layout:
