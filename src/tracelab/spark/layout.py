@@ -4,11 +4,11 @@ Layout (`tracelab.store.delta`): one Delta table per store table, `episodes/`, `
 `tool_calls/`, `tool_definitions/` partitioned by `ep_bucket` = ``hash(episode_id) % buckets``
 (DuckDB's hash, as `export` writes), `quarantine/`, `sources/`, `tool_effects/`, and once a check
 saved one `check_runs/`, `check_results/`; plus the head table `_tracelab/`, whose description
-records the bucket count and whose commits name the version of every table.
+records the bucket count and whose one row names the version of every table.
 
 Commits. Tasks write Parquet files straight into the tables' folders under fresh names; a file is
 part of a table only once the driver commits an `add` action for it. A store commit is one Delta
-transaction per changed table, then one (empty) commit of the head naming the new versions:
+transaction per changed table, then one commit of the head replacing its row of versions:
 readers read the versions the head names, so a run killed before its head commit leaves the
 previous store whole. `recover`, run before every write, restores any table a killed run
 committed past the head; the files it wrote and never committed are ignored (`vacuum` removes
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tracelab.errors import StoreError, UsageError, first_line
-from tracelab.store.delta import HEAD, LAYOUT, VERSIONS_KEY, delta_url, is_delta_store, is_url, read_head
+from tracelab.store.delta import HEAD, LAYOUT, VERSIONS_COLUMN, delta_url, is_delta_store, is_url, read_head
 
 LOCK = "_tracelab.lock"
 DEFAULT_BUCKETS = 16
@@ -152,15 +152,12 @@ def _bucket_schema() -> Any:
 
 def _create_head(url: str, buckets: int, versions: dict[str, int]) -> Layout:
     import pyarrow as pa
-    from deltalake import CommitProperties, DeltaTable
+    from deltalake import DeltaTable
 
     description = json.dumps({"layout": LAYOUT, "ep_buckets": buckets})
-    head = DeltaTable.create(f"{url}/{HEAD}", pa.schema([("commit", pa.string())]), mode="ignore",
-                             description=description)
-    layout = Layout(url, buckets, versions)
-    head.create_write_transaction([], "append", head.schema(), commit_properties=CommitProperties(
-        custom_metadata={VERSIONS_KEY: json.dumps(versions, sort_keys=True)}))
-    return layout
+    DeltaTable.create(f"{url}/{HEAD}", pa.schema([(VERSIONS_COLUMN, pa.string())]), mode="ignore",
+                      description=description)
+    return _publish(Layout(url, buckets, {}), versions)
 
 
 @dataclass
@@ -216,11 +213,12 @@ def write_tables(layout: Layout, tables: dict[str, Any]) -> Layout:
 
 
 def _publish(layout: Layout, versions: dict[str, int]) -> Layout:
-    from deltalake import CommitProperties, DeltaTable
+    """The head commit: its one row replaced by the new versions (a store commit is visible from here on)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
 
-    head = DeltaTable(layout.table(HEAD))
-    head.create_write_transaction([], "append", head.schema(), commit_properties=CommitProperties(
-        custom_metadata={VERSIONS_KEY: json.dumps(versions, sort_keys=True)}))
+    write_deltalake(layout.table(HEAD), pa.table({VERSIONS_COLUMN: [json.dumps(versions, sort_keys=True)]}),
+                    mode="overwrite")
     return Layout(layout.url, layout.buckets, versions)
 
 

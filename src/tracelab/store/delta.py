@@ -3,8 +3,8 @@
 A Delta store is a folder or object-store URL holding one Delta table per store table
 (`episodes/`, `steps/`, ... partitioned by `ep_bucket`; `sources/`, `quarantine/`, and once a
 check saved one `check_runs/`, `check_results/`) and a head table `_tracelab/`. Each table
-commits on its own; the head's last commit names the version of every table that belongs to the
-store's last complete commit ("tracelab.versions" in its commit metadata). Readers read each
+commits on its own; the head holds one row, replaced by each store commit, naming the version of
+every table that belongs to the store's last complete commit (`versions`, JSON). Readers read each
 table at that version, so a writer killed between two tables' commits is never seen half done.
 The head's description records the store's `ep_bucket` count.
 
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from tracelab.errors import StoreError, first_line
 
 HEAD = "_tracelab"
-VERSIONS_KEY = "tracelab.versions"
+VERSIONS_COLUMN = "versions"
 LAYOUT = "tracelab.delta/v1"
 URL_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"})
 """Object-store URL schemes a Delta store may live under (delta-rs reads them)."""
@@ -52,10 +52,14 @@ def is_delta_store(path: str | os.PathLike[str]) -> bool:
     url = delta_url(path)
     if not is_url(url):
         return os.path.isdir(os.path.join(url, HEAD, "_delta_log"))
+    from deltalake.exceptions import TableNotFoundError
+
     try:
-        return DeltaTable.is_deltatable(f"{url}/{HEAD}")
-    except Exception:  # noqa: BLE001 - delta-rs raises its own errors for unreachable stores
+        # not `DeltaTable.is_deltatable`: its listing may retry for minutes where a table is missing
+        DeltaTable(f"{url}/{HEAD}")
+    except TableNotFoundError:
         return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -81,11 +85,8 @@ def read_head(path: str | os.PathLike[str]) -> Head:
         head = DeltaTable(f"{url}/{HEAD}")
         meta = json.loads(head.metadata().description or "{}")
         buckets = int(meta["ep_buckets"])
-        versions: dict[str, int] = {}
-        for entry in head.history():  # newest first: the last commit that names versions
-            if VERSIONS_KEY in entry:
-                versions = {k: int(v) for k, v in json.loads(entry[VERSIONS_KEY]).items()}
-                break
+        rows = head.to_pyarrow_table(columns=[VERSIONS_COLUMN]).column(VERSIONS_COLUMN).to_pylist()
+        versions = {k: int(v) for k, v in json.loads(rows[0]).items()}
     except Exception as exc:  # noqa: BLE001 - delta-rs, JSON and key errors alike
         raise StoreError(f"{url}: not a readable tracelab Delta store ({first_line(exc)})") from None
     return Head(url, buckets, versions, head.version())
@@ -106,5 +107,5 @@ def table_datasets(path: str | os.PathLike[str]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["HEAD", "Head", "LAYOUT", "URL_SCHEMES", "VERSIONS_KEY", "delta_url", "is_delta_store", "is_url",
+__all__ = ["HEAD", "Head", "LAYOUT", "URL_SCHEMES", "VERSIONS_COLUMN", "delta_url", "is_delta_store", "is_url",
            "read_head", "table_datasets"]
