@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -311,36 +310,55 @@ def test_registry_effects_give_the_same_verdicts(spark: object, tmp_path: Path) 
     assert document["summary"]["failed"] > failed  # r3 as well
 
 
-@pytest.mark.slow  # a second JVM in a subprocess: `make soak`; the journal test above runs in `make test`
-def test_killed_spark_ingest_leaves_no_partial_file_and_a_rerun_completes_it(spark: object, tmp_path: Path
-                                                                              ) -> None:
+def _killed_at_random(script: str, seconds: float) -> None:
+    """Run `script` in a new Python process (its own JVM) and kill -9 it, with its JVM, after a
+    random moment of its first `seconds`."""
+    import random
+
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        proc.wait(timeout=random.uniform(0.5, seconds))
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _store_rows(store: Path) -> dict[str, list[tuple]]:
+    return {table: _rows(store, table) for table in (*TABLES, "check_runs", "check_results")
+            if table in table_datasets(store)}
+
+
+@pytest.mark.slow  # a second JVM in a subprocess: `make soak`; the head test in test_spark_options runs in `make test`
+def test_kill_9_of_ingest_and_check_leaves_the_previous_version_and_a_rerun_completes_it(
+        spark: object, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     for part in range(8):
         generate(corpus / f"part-{part:02d}.jsonl", 5, seed=100 + part)
     store = tmp_path / "spark-store"
-    script = (f"from tracelab.spark import engine; engine.WAVE_TASKS = 1; "
-              f"engine.ingest({str(store)!r}, [{str(corpus)!r}], master='local[2]', chunk_bytes=1)")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and proc.poll() is None:
-            if len(list((store / "sources").glob("*-c*.parquet"))) >= 2:
-                break
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    con = duckdb.connect()
-    sources = con.sql(f"SELECT source_uri, episodes FROM read_parquet('{store}/sources/*.parquet')").fetchall()
-    assert 0 < len(sources) < 8, "the kill should land mid-ingest"
-    stored = dict(con.sql(f"SELECT source_uri, count(*) FROM read_parquet('{store}/episodes/*/*.parquet') "
-                          "GROUP BY ALL").fetchall())
-    # every committed file is whole (all its episodes, with its sources row); no other file has rows
-    assert stored == {uri: n for uri, n in sources}
+    engine.ingest(store, [corpus / "part-00.jsonl"])
+    before = _store_rows(store)
+    reference = _duckdb_export(tmp_path, [([corpus], False)])
+    complete = {table: _rows(reference, table) for table in TABLES}
+    _killed_at_random(f"from tracelab.spark import engine; engine.ingest({str(store)!r}, [{str(corpus)!r}], "
+                      "master='local[2]', chunk_bytes=1)", 30)
+    # whatever the moment: the previous version whole, or (killed after its commit) the new one whole
+    assert _store_rows(store) in (before, complete)
     engine.ingest(store, [corpus], chunk_bytes=1)
-    assert not any((store / "_txn").iterdir()) if (store / "_txn").exists() else True
-    _assert_same_tables(store, _duckdb_export(tmp_path, [([corpus], False)]))
+    _assert_same_tables(store, reference)
+    saved = _store_rows(store)
+    _killed_at_random(f"from tracelab.spark import engine; engine.check({str(store)!r}, {str(SUITE)!r}, "
+                      "allow_ineffective=True, master='local[2]')", 30)
+    after = _store_rows(store)
+    assert after == saved or (  # or the check's whole commit: both tables, one run
+        {t: after[t] for t in TABLES} == {t: saved[t] for t in TABLES}
+        and len(after["check_runs"]) == len(saved.get("check_runs", [])) + 1)
+    run = engine.check(store, SUITE, allow_ineffective=True)
+    with open_store(store) as opened:
+        assert opened.sql("SELECT count(*) FROM check_runs WHERE run_id = ?", [run.run_id]).item() == 1
 
 
 def test_readme_spark_commands_run_as_written(spark: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -363,3 +381,4 @@ def test_readme_spark_commands_run_as_written(spark: object, tmp_path: Path, mon
     with open_store(tmp_path / "spark-store") as store:
         assert store.sql("SELECT count(*) FROM check_results").item() > 0
     assert len(list((tmp_path / "spark-store" / "episodes").rglob("*-c*.parquet"))) > 0
+    assert (tmp_path / "spark-store" / "episodes" / "_delta_log").is_dir()
