@@ -47,11 +47,10 @@ def delta_url(path: str | os.PathLike[str]) -> str:
 
 def is_delta_store(path: str | os.PathLike[str]) -> bool:
     """Whether `path` names a Delta store (its head table exists)."""
-    from deltalake import DeltaTable
-
     url = delta_url(path)
     if not is_url(url):
         return os.path.isdir(os.path.join(url, HEAD, "_delta_log"))
+    DeltaTable = _delta_table()  # noqa: N806 - the class
     from deltalake.exceptions import TableNotFoundError
 
     try:
@@ -60,6 +59,20 @@ def is_delta_store(path: str | os.PathLike[str]) -> bool:
     except TableNotFoundError:
         return False
     return True
+
+
+def _delta_table() -> Any:
+    """`deltalake.DeltaTable`, or a one-line error naming the package to install.
+
+    Raises:
+        StoreError: deltalake is not installed.
+    """
+    try:
+        from deltalake import DeltaTable
+    except ImportError:
+        raise StoreError("this store is a Delta store (written by --engine spark); reading it needs "
+                         "deltalake: pip install 'tracelab[spark]'") from None
+    return DeltaTable
 
 
 @dataclass(frozen=True)
@@ -78,8 +91,7 @@ def read_head(path: str | os.PathLike[str]) -> Head:
     Raises:
         StoreError: no Delta store there, or its head cannot be read.
     """
-    from deltalake import DeltaTable
-
+    DeltaTable = _delta_table()  # noqa: N806 - the class
     url = delta_url(path)
     try:
         head = DeltaTable(f"{url}/{HEAD}")
@@ -94,7 +106,7 @@ def read_head(path: str | os.PathLike[str]) -> Head:
 
 def table_datasets(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A pyarrow dataset per table of the store, each at the version of the store's last commit."""
-    from deltalake import DeltaTable
+    DeltaTable = _delta_table()  # noqa: N806 - the class
 
     head = read_head(path)
     out: dict[str, Any] = {}
