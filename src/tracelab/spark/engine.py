@@ -4,16 +4,19 @@ The same DuckDB engine runs inside the Spark tasks, so verdicts are the DuckDB e
 `lower()`, the JSON leaf rules and the pairing rule are all part of them): Spark only spreads the
 work and moves Arrow batches.
 
-- check / cover: one task per `ep_bucket` partition of the runs opens the Parquet store
+- check / cover: one task per `ep_bucket` partition of the runs opens the Delta store
   restricted to that partition (`open_store(..., buckets=[b])`) and evaluates the compiled suite
   (`tracelab.engine.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
   builds case summaries and coverage with the same library code (`build_result`, `Coverage`).
 - ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
-  with `Store.ingest` into a task-local DuckDB store and stages Parquet parts. The driver then
-  commits chunk by chunk, in order, through the journal of `tracelab.spark.layout`. A chunk whose
-  episodes or file hashes collide with what is stored (or with an earlier chunk) is ingested again
-  on the driver with those episodes seeded, so that skip / conflict / `--replace` decide exactly as
-  in one DuckDB store.
+  with `Store.ingest` into a task-local DuckDB store and writes its rows as Parquet files into the
+  store's table folders, uncommitted. The driver takes the chunks in order into a snapshot of the
+  store (`_Snapshot`), then commits the whole ingest at once (`tracelab.spark.layout.commit`: one
+  Delta transaction per table, then the head). A chunk whose episodes or file hashes collide with
+  the snapshot (the store, or an earlier chunk) is ingested again on the driver with those
+  episodes seeded, so that skip / conflict / `--replace` decide exactly as in one DuckDB store.
+  Still on the driver, and growing with runs (issue 28): that collision lookup, and reading every
+  verdict row of a check to order and sum them.
 """
 from __future__ import annotations
 
@@ -109,9 +112,10 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
           allow_ineffective: bool = False, save: bool = True, since: str | None = None,
           master: str | None = None) -> CheckRun:
-    """`tracelab.results.check.check` over a Parquet store, evaluated on Spark; same verdicts and summaries.
+    """`tracelab.results.check.check` over a Delta store, evaluated on Spark; same verdicts and summaries.
 
-    Saved results go to the store's `check_runs/` and `check_results/` (read by `sql` and `view`).
+    Saved results go to the store's `check_runs/` and `check_results/` Delta tables, in one store
+    commit (read by `sql` and `view`).
     `since` (`check --since RUN_ID`) evaluates only the runs ingested after that saved check
     started, in the tasks, and keeps its verdicts for the others, as the DuckDB engine does.
     """

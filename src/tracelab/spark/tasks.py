@@ -60,7 +60,7 @@ def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, re
         files: (path, why it is skipped or None) as `tracelab.ingest.pipeline.Input` says it, the path local
             or a URL of a file system `tracelab.spark.paths` reads (copied to the task's temporary
             folder first, and recorded under its URL).
-        known_sources: the Parquet store's `sources` rows (`SOURCE_COLUMNS`): seeded, so that the
+        known_sources: the store's `sources` rows (`SOURCE_COLUMNS`): seeded, so that the
             library recognises a file already ingested exactly as in one DuckDB store.
         seed_episodes: (episode_id, content_hash) of stored episodes these files collide with; the
             library then decides skip, conflict or replace exactly as in one DuckDB store.
