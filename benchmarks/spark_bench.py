@@ -71,7 +71,7 @@ def _timed_json(argv: list[str], ok_exit: tuple[int, ...] = (0,)) -> tuple[Run, 
 def run(episodes: int) -> dict[str, object]:
     folder, size = split_corpus(episodes)
     duck_store = WORK / f"spark-bench-{episodes}.duckdb"
-    spark_store = WORK / f"spark-bench-{episodes}.parquet"
+    spark_store = WORK / f"spark-bench-{episodes}.delta"
     for path in (duck_store, spark_store):
         if path.is_dir():
             shutil.rmtree(path)
@@ -97,19 +97,25 @@ def run(episodes: int) -> dict[str, object]:
 
 
 def evidence(store: Path) -> dict[str, object]:
-    """What the limits of the closing note rest on, read from the Spark store: its part files
-    (small files) and how evenly its `ep_bucket` partitions hold the runs (skew)."""
+    """What the limits of the closing note rest on, read from the Delta store at its head: its
+    committed data files per table (small files) and how evenly its `ep_bucket` partitions hold
+    the runs (skew)."""
     import duckdb
+    import pyarrow as pa
+    from deltalake import DeltaTable
 
     from tracelab.store import PARTITIONED
+    from tracelab.store.delta import read_head, table_datasets
 
-    parts = {table: len(list((store / table).rglob("*.parquet"))) for table in PARTITIONED}
+    head = read_head(store)
+    parts = {table: pa.table(DeltaTable(f"{head.url}/{table}", version=head.versions[table])
+                             .get_add_actions(flatten=True)).num_rows for table in PARTITIONED}
     con = duckdb.connect()
-    sizes = [n for (n,) in con.execute(
-        "SELECT count(*) FROM read_parquet(?, hive_partitioning = true) GROUP BY ep_bucket",
-        [str(store / "episodes" / "*" / "*.parquet")]).fetchall()]
+    con.register("episodes", table_datasets(store)["episodes"])
+    sizes = [n for (n,) in con.execute("SELECT count(*) FROM episodes GROUP BY ep_bucket").fetchall()]
     mean = sum(sizes) / len(sizes)
-    return {"part_files": parts, "buckets": len(sizes), "bucket_runs_max_over_mean": round(max(sizes) / mean, 3)}
+    return {"part_files": parts, "buckets": len(sizes), "bucket_runs_max_over_mean": round(max(sizes) / mean, 3),
+            "load": Path("/proc/loadavg").read_text().split()[:3]}
 
 
 def _costs(episodes: int, ingest_t: dict, check_t: dict) -> dict[str, object]:

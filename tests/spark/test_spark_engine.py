@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -23,6 +22,7 @@ from tests.conftest import REPO, episode
 from tracelab.cli import cli
 from tracelab.generate import generate
 from tracelab.store import PARTITIONED, TABLES, open_store
+from tracelab.store.delta import is_delta_store, read_head, table_datasets
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'tracelab[spark]')")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -45,17 +45,23 @@ def _duckdb_export(tmp: Path, runs: list[tuple[list[Path], bool]]) -> Path:
     return tmp / "reference"
 
 
-def _rows(folder: Path, table: str) -> list[tuple]:
-    """A table's rows from a Parquet store, sorted, without the ingest time (it differs by run)."""
-    hive = "true" if table in PARTITIONED else "false"
+def _rows(folder: Path | str, table: str) -> list[tuple]:
+    """A table's rows from a Parquet export or a Delta store (at its head's versions), sorted,
+    without the ingest time (it differs by run)."""
     con = duckdb.connect()
-    rel = con.sql(f"SELECT * FROM read_parquet('{folder / table}/**/*.parquet', hive_partitioning = {hive})")
+    if is_delta_store(folder):
+        con.register("_t", table_datasets(folder)[table])
+        rel = con.sql("SELECT * FROM _t")
+    else:
+        hive = "true" if table in PARTITIONED else "false"
+        rel = con.sql(f"SELECT * FROM read_parquet('{Path(folder) / table}/**/*.parquet', "
+                      f"hive_partitioning = {hive})")
     if "ingested_at" in rel.columns:
         rel = rel.select(*[c for c in rel.columns if c != "ingested_at"])
     return sorted(tuple(json.dumps(v, sort_keys=True, default=str) for v in row) for row in rel.fetchall())
 
 
-def _assert_same_tables(spark_store: Path, reference: Path) -> None:
+def _assert_same_tables(spark_store: Path | str, reference: Path) -> None:
     for table in TABLES:
         got, want = _rows(spark_store, table), _rows(reference, table)
         assert len(got) == len(want), f"{table}: {len(got)} rows on Spark, {len(want)} with DuckDB"
@@ -82,7 +88,7 @@ def test_ingest_equals_duckdb_row_for_row_and_reruns_add_nothing(spark: object, 
     store = tmp_path / "spark-store"
     first = engine.ingest(store, [corpus], chunk_bytes=TINY_CHUNKS)
     assert first.added > 100
-    assert (store / "episodes").is_dir() and json.loads((store / "_tracelab.json").read_text())["ep_buckets"] == 16
+    assert (store / "episodes" / "_delta_log").is_dir() and read_head(store).buckets == 16
     _assert_same_tables(store, _duckdb_export(tmp_path, [([corpus], False)]))
 
     # the same files named by file:// URLs, into the store named by one: the same paths, nothing new
@@ -195,7 +201,7 @@ def test_sample_suite_on_more_buckets_same_verdicts_saved_and_queryable(spark: o
     store = tmp_path / "spark-store"
     code, _ = _cli("ingest", str(SAMPLES), "--engine", "spark", "--store", str(store), "--buckets", "40", "-q")
     assert code == 0
-    assert json.loads((store / "_tracelab.json").read_text())["ep_buckets"] == 40
+    assert read_head(store).buckets == 40
     assert len(list((store / "episodes").glob("ep_bucket=*"))) > 16
     with open_store(tmp_path / "duck.duckdb") as duck:
         duck.ingest([SAMPLES])
@@ -304,36 +310,55 @@ def test_registry_effects_give_the_same_verdicts(spark: object, tmp_path: Path) 
     assert document["summary"]["failed"] > failed  # r3 as well
 
 
-@pytest.mark.slow  # a second JVM in a subprocess: `make soak`; the journal test above runs in `make test`
-def test_killed_spark_ingest_leaves_no_partial_file_and_a_rerun_completes_it(spark: object, tmp_path: Path
-                                                                              ) -> None:
+def _killed_at_random(script: str, seconds: float) -> None:
+    """Run `script` in a new Python process (its own JVM) and kill -9 it, with its JVM, after a
+    random moment of its first `seconds`."""
+    import random
+
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        proc.wait(timeout=random.uniform(0.5, seconds))
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _store_rows(store: Path) -> dict[str, list[tuple]]:
+    return {table: _rows(store, table) for table in (*TABLES, "check_runs", "check_results")
+            if table in table_datasets(store)}
+
+
+@pytest.mark.slow  # a second JVM in a subprocess: `make soak`; the head test in test_spark_options runs in `make test`
+def test_kill_9_of_ingest_and_check_leaves_the_previous_version_and_a_rerun_completes_it(
+        spark: object, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     for part in range(8):
         generate(corpus / f"part-{part:02d}.jsonl", 5, seed=100 + part)
     store = tmp_path / "spark-store"
-    script = (f"from tracelab.spark import engine; engine.WAVE_TASKS = 1; "
-              f"engine.ingest({str(store)!r}, [{str(corpus)!r}], master='local[2]', chunk_bytes=1)")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and proc.poll() is None:
-            if len(list((store / "sources").glob("*-c*.parquet"))) >= 2:
-                break
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    con = duckdb.connect()
-    sources = con.sql(f"SELECT source_uri, episodes FROM read_parquet('{store}/sources/*.parquet')").fetchall()
-    assert 0 < len(sources) < 8, "the kill should land mid-ingest"
-    stored = dict(con.sql(f"SELECT source_uri, count(*) FROM read_parquet('{store}/episodes/*/*.parquet') "
-                          "GROUP BY ALL").fetchall())
-    # every committed file is whole (all its episodes, with its sources row); no other file has rows
-    assert stored == {uri: n for uri, n in sources}
+    engine.ingest(store, [corpus / "part-00.jsonl"])
+    before = _store_rows(store)
+    reference = _duckdb_export(tmp_path, [([corpus], False)])
+    complete = {table: _rows(reference, table) for table in TABLES}
+    _killed_at_random(f"from tracelab.spark import engine; engine.ingest({str(store)!r}, [{str(corpus)!r}], "
+                      "master='local[2]', chunk_bytes=1)", 30)
+    # whatever the moment: the previous version whole, or (killed after its commit) the new one whole
+    assert _store_rows(store) in (before, complete)
     engine.ingest(store, [corpus], chunk_bytes=1)
-    assert not any((store / "_txn").iterdir()) if (store / "_txn").exists() else True
-    _assert_same_tables(store, _duckdb_export(tmp_path, [([corpus], False)]))
+    _assert_same_tables(store, reference)
+    saved = _store_rows(store)
+    _killed_at_random(f"from tracelab.spark import engine; engine.check({str(store)!r}, {str(SUITE)!r}, "
+                      "allow_ineffective=True, master='local[2]')", 30)
+    after = _store_rows(store)
+    assert after == saved or (  # or the check's whole commit: both tables, one run
+        {t: after[t] for t in TABLES} == {t: saved[t] for t in TABLES}
+        and len(after["check_runs"]) == len(saved.get("check_runs", [])) + 1)
+    run = engine.check(store, SUITE, allow_ineffective=True)
+    with open_store(store) as opened:
+        assert opened.sql("SELECT count(*) FROM check_runs WHERE run_id = ?", [run.run_id]).item() == 1
 
 
 def test_readme_spark_commands_run_as_written(spark: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -356,3 +381,4 @@ def test_readme_spark_commands_run_as_written(spark: object, tmp_path: Path, mon
     with open_store(tmp_path / "spark-store") as store:
         assert store.sql("SELECT count(*) FROM check_results").item() > 0
     assert len(list((tmp_path / "spark-store" / "episodes").rglob("*-c*.parquet"))) > 0
+    assert (tmp_path / "spark-store" / "episodes" / "_delta_log").is_dir()

@@ -3,7 +3,6 @@ the commit journal, and a task's work called directly."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ from tests.conftest import episode
 from tracelab.cli import cli
 from tracelab.spark import paths, tasks
 from tracelab.spark.engine import master_url
-from tracelab.spark.layout import commit, open_layout, recover
+from tracelab.spark.layout import Change, commit, open_layout, recover
 
 
 def test_help_and_commands_do_not_import_pyspark() -> None:
@@ -62,35 +61,36 @@ def test_a_store_records_its_bucket_count(tmp_path: Path) -> None:
         open_layout(tmp_path / "store", create=True, buckets=16)
 
 
-def test_an_interrupted_commit_is_completed_by_the_next_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                               ) -> None:
-    """The journal: a kill after the first rename of a commit; recover applies the rest."""
+def test_a_commit_killed_before_its_head_leaves_the_previous_store_and_recover_undoes_it(tmp_path: Path) -> None:
+    """A run killed between its tables' Delta commits and the head's: readers still read the
+    previous version of every table, and `recover` restores the tables it committed past the head."""
+    from deltalake import DeltaTable
+
+    from tracelab.store import open_store
+
     layout = open_layout(tmp_path / "store", create=True)
-    staging = layout.staging()
-    parts = []
-    for name in ("episodes/ep_bucket=3/c000001_0.parquet", "sources/c000001.parquet"):
-        path = staging / name
-        path.parent.mkdir(parents=True)
-        path.write_bytes(b"part")
-        parts.append((path, layout.root / name))
-    real = os.replace
-    calls = []
+    versions = dict(layout.versions)
+    part = tmp_path / "part.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT 'a.jsonl' AS source_uri, 'h' AS content_hash) TO '{part}' (FORMAT parquet)")
+    (tmp_path / "store" / "sources" / "x.parquet").write_bytes(part.read_bytes())
+    add = Change([{"path": "x.parquet", "size": part.stat().st_size, "bucket": None, "rows": 1}], [])
+    # the table's own commit, as `commit` makes it, but no head commit after it (the kill)
+    table = DeltaTable(layout.table("sources"))
+    from deltalake.transaction import AddAction
 
-    def dying(src: object, dst: object) -> None:
-        calls.append(src)
-        if len(calls) == 3:  # the journal's own rename, the first part, then the kill
-            raise KeyboardInterrupt
-        real(src, dst)
-
-    monkeypatch.setattr(os, "replace", dying)
-    with pytest.raises(KeyboardInterrupt):
-        commit(layout, staging.with_name(staging.name + "-x"), parts, [])
-    monkeypatch.setattr(os, "replace", real)
-    assert (layout.root / parts[0][1].relative_to(layout.root)).exists()
-    assert not parts[1][1].exists()
-    assert recover(layout) == 1
-    assert all(dst.exists() for _, dst in parts)
-    assert not any((layout.root / "_txn").iterdir())
+    table.create_write_transaction([AddAction("x.parquet", add.adds[0]["size"], {}, 0, True, '{"numRecords":1}')],
+                                   "append", table.schema())
+    assert DeltaTable(layout.table("sources")).version() > versions["sources"]
+    with open_store(tmp_path / "store") as store:
+        assert store.sql("SELECT count(*) FROM sources").item() == 0  # the head names the old version
+    assert recover(open_layout(tmp_path / "store", create=False)) == 1
+    assert DeltaTable(layout.table("sources")).to_pyarrow_table().num_rows == 0
+    # a whole commit is seen
+    committed = commit(open_layout(tmp_path / "store", create=False), {"sources": add})
+    assert committed.versions["sources"] > versions["sources"]
+    with open_store(tmp_path / "store") as store:
+        assert store.sql("SELECT source_uri FROM sources").rows() == [("a.jsonl",)]
 
 
 def _fake_bucket(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
@@ -119,13 +119,13 @@ def test_object_store_urls_are_listed_copied_and_recorded_under_their_url(tmp_pa
     listed = paths.list_files("s3a://traces")
     assert [url for url, _ in listed] == ["s3a://traces/a/x.jsonl", "s3a://traces/b.jsonl"]
     files = [[url, None] for url, _ in listed] + [["s3a://traces/gone.jsonl", None]]
-    (tmp_path / "staging").mkdir()  # a wave's staging folder (Layout.staging)
-    out = tasks.ingest_chunk(0, files, "auto", False, str(tmp_path / "staging"), 16, None)
+    staged = tmp_path / "store"  # the task writes into the store's table folders (uncommitted)
+    out = tasks.ingest_chunk(0, files, "auto", False, str(staged), "wave", 16, None)
     assert [(f["path"], f["status"]) for f in out.files] == [
         ("s3a://traces/a/x.jsonl", "loaded"), ("s3a://traces/b.jsonl", "loaded"),
         ("s3a://traces/gone.jsonl", "failed")]
     assert out.files[2]["message"].startswith("s3a://traces/gone.jsonl: cannot be read")
-    staged = tmp_path / "staging"
+    assert {p["table"] for p in out.parts} == {"episodes", "sources", "quarantine", "steps"}
     con = duckdb.connect()
     uris = {table: sorted({r[0] for r in con.execute(
         "SELECT source_uri FROM read_parquet(?, hive_partitioning = false)",
@@ -149,8 +149,8 @@ def test_urls_the_engine_cannot_read_are_one_line_usage_errors(tmp_path: Path) -
          "hdfs://namenode:8020/traces: the hdfs file system is not available here"),
         (["ingest", "ftp://host/traces", "--engine", "spark", "--store", str(tmp_path / "s")],
          "ftp://host/traces: --engine spark reads inputs that are local paths, file:// URLs or"),
-        (["check", str(suite), "--engine", "spark", "--store", "s3a://bucket/store"],
-         "s3a://bucket/store: the store of --engine spark is a folder on a file system every node mounts"),
+        (["check", str(suite), "--engine", "spark", "--store", "ftp://host/store"],
+         "ftp://host/store: --engine spark keeps its store on a path, a file:// URL or an object store"),
         (["ingest", str(suite), "--engine", "spark", "--store", "file://otherhost/store"],
          "a file:// URL names a local path"),
     ]
@@ -176,7 +176,7 @@ def test_a_second_ingest_into_a_store_being_written_is_refused(tmp_path: Path) -
         result = CliRunner().invoke(cli, ["ingest", str(trace), "--engine", "spark", "--store", str(layout.root),
                                           "--wait", "0.5"])
     assert result.exit_code == 3 and "still busy after waiting 0.5 s" in result.output
-    assert not list((layout.root / "episodes").rglob("*-c*.parquet"))
+    assert not list((Path(layout.root) / "episodes").rglob("*-c*.parquet"))
     with writer_lock(layout):  # released: the next writer takes it
         pass
 

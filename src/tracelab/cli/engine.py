@@ -18,18 +18,18 @@ def engine_options(func: F) -> F:
     )(func)
     return click.option(
         "--engine", type=click.Choice(["duckdb", "spark"]), default="duckdb", show_default=True,
-        help="duckdb: this machine. spark: Apache Spark over a Parquet store folder "
-             "(pip install 'tracelab[spark]'), with the same results.",
+        help="duckdb: this machine. spark: Apache Spark over a store of Delta Lake tables, a folder "
+             "or an object-store URL (pip install 'tracelab[spark]'), with the same results.",
     )(func)
 
 
 def spark_store(store_path: str | None) -> str:
-    """The Parquet store folder of a Spark command: --store, else $TRACELAB_STORE (no default file)."""
+    """The Delta store (folder or URL) of a Spark command: --store, else $TRACELAB_STORE (no default file)."""
     import os
 
     from tracelab.errors import UsageError
 
     path = store_path or os.environ.get("TRACELAB_STORE")
     if not path:
-        raise UsageError("--engine spark needs --store DIR (a Parquet store folder)")
+        raise UsageError("--engine spark needs --store DIR (a Delta store folder or URL)")
     return path

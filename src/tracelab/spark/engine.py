@@ -4,19 +4,23 @@ The same DuckDB engine runs inside the Spark tasks, so verdicts are the DuckDB e
 `lower()`, the JSON leaf rules and the pairing rule are all part of them): Spark only spreads the
 work and moves Arrow batches.
 
-- check / cover: one task per `ep_bucket` partition of the runs opens the Parquet store
+- check / cover: one task per `ep_bucket` partition of the runs opens the Delta store
   restricted to that partition (`open_store(..., buckets=[b])`) and evaluates the compiled suite
   (`tracelab.engine.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
   builds case summaries and coverage with the same library code (`build_result`, `Coverage`).
 - ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
-  with `Store.ingest` into a task-local DuckDB store and stages Parquet parts. The driver then
-  commits chunk by chunk, in order, through the journal of `tracelab.spark.layout`. A chunk whose
-  episodes or file hashes collide with what is stored (or with an earlier chunk) is ingested again
-  on the driver with those episodes seeded, so that skip / conflict / `--replace` decide exactly as
-  in one DuckDB store.
+  with `Store.ingest` into a task-local DuckDB store and writes its rows as Parquet files into the
+  store's table folders, uncommitted. The driver takes the chunks in order into a snapshot of the
+  store (`_Snapshot`), then commits the whole ingest at once (`tracelab.spark.layout.commit`: one
+  Delta transaction per table, then the head). A chunk whose episodes or file hashes collide with
+  the snapshot (the store, or an earlier chunk) is ingested again on the driver with those
+  episodes seeded, so that skip / conflict / `--replace` decide exactly as in one DuckDB store.
+  Still on the driver, and growing with runs (issue 28): that collision lookup, and reading every
+  verdict row of a check to order and sum them.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -30,7 +34,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import Interrupted, StoreError, UsageError, is_interrupt
-from tracelab.spark.layout import PARTITIONED, Layout, commit, local_path, open_layout, recover, writer_lock
+from tracelab.spark.layout import (
+    PARTITIONED,
+    Change,
+    Layout,
+    commit,
+    local_path,
+    open_layout,
+    recover,
+    write_tables,
+    writer_lock,
+)
 from tracelab.sqlfiles import path_literal
 
 if TYPE_CHECKING:
@@ -150,9 +164,10 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
           allow_ineffective: bool = False, save: bool = True, since: str | None = None,
           master: str | None = None) -> CheckRun:
-    """`tracelab.results.check.check` over a Parquet store, evaluated on Spark; same verdicts and summaries.
+    """`tracelab.results.check.check` over a Delta store, evaluated on Spark; same verdicts and summaries.
 
-    Saved results go to the store's `check_runs/` and `check_results/` (read by `sql` and `view`).
+    Saved results go to the store's `check_runs/` and `check_results/` Delta tables, in one store
+    commit (read by `sql` and `view`).
     `since` (`check --since RUN_ID`) evaluates only the runs ingested after that saved check
     started, in the tasks, and keeps its verdicts for the others, as the DuckDB engine does.
     """
@@ -179,7 +194,7 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
     spark_clock = time.perf_counter()
     with _verdict_folder(layout) as out:
-        written = _evaluate(spark, out, str(root.resolve()), layout.buckets, tasks, suite, cases, categories,
+        written = _evaluate(spark, out, root, layout.buckets, tasks, suite, cases, categories,
                             strict, watermark)
         driver_clock = time.perf_counter()
         frame = _read_verdicts(out, written)
@@ -194,15 +209,15 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     run_id = uuid.uuid4().hex[:16]
     if save:
         _save(layout, suite, result, run_id, started, elapsed_ms, since)
-    return CheckRun(result, suite, run_id, str(root), elapsed_ms, save)
+    return CheckRun(result, suite, run_id, root, elapsed_ms, save)
 
 
-def _evaluate(spark: Any, out: Path, store: str, buckets: int, tasks: int, suite: Any, cases: list[str] | None,
+def _evaluate(spark: Any, out: str, store: str, buckets: int, tasks: int, suite: Any, cases: list[str] | None,
               categories: list[str] | None, strict: bool, since: datetime | None) -> int:
     """Run the check's tasks (`tasks.evaluate_buckets`); how many verdict rows they wrote."""
     from tracelab.spark.tasks import evaluate_buckets, task_schema
 
-    out_text = str(out)
+    out_text = out
 
     def body(batches):  # type: ignore[no-untyped-def]
         return evaluate_buckets(batches, store, buckets, tasks, suite, cases, categories, strict, since, out_text)
@@ -212,20 +227,23 @@ def _evaluate(spark: Any, out: Path, store: str, buckets: int, tasks: int, suite
 
 
 @contextmanager
-def _verdict_folder(layout: Layout) -> Iterator[Path]:
+def _verdict_folder(layout: Layout) -> Iterator[str]:
     """A fresh folder of the store (`_check/<id>/`, which no reader lists) for the tasks' verdict
     files; removed when the check is done, or stopped."""
-    import shutil
+    from tracelab.spark.paths import store_filesystem
 
-    folder = layout.root / "_check" / uuid.uuid4().hex[:16]
-    folder.mkdir(parents=True)
+    folder = f"{layout.url}/_check/{uuid.uuid4().hex[:16]}"
     try:
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        fs, path = store_filesystem(folder)
+        try:
+            fs.delete_dir(path)
+        except OSError:
+            pass  # no task wrote anything
 
 
-def _read_verdicts(folder: Path, expected: int) -> Any:
+def _read_verdicts(folder: str, expected: int) -> Any:
     """The verdict rows the tasks wrote, as one Polars frame in the tasks' schema.
 
     Raises:
@@ -235,20 +253,27 @@ def _read_verdicts(folder: Path, expected: int) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from tracelab.spark.paths import list_folder, store_filesystem
     from tracelab.spark.tasks import verdict_schema
 
-    files = sorted(folder.glob("task-*.parquet"))
-    table = pa.concat_tables([pq.read_table(f) for f in files]) if files else verdict_schema().empty_table()
+    fs, path = store_filesystem(folder)
+    try:
+        found = list_folder(fs, path)
+    except OSError:
+        found = []
+    files = sorted(f.path for f in found if f.base_name.startswith("task-"))
+    table = (pa.concat_tables([pq.read_table(f, filesystem=fs) for f in files]) if files
+             else verdict_schema().empty_table())
     if table.num_rows != expected:
         raise StoreError(f"{folder}: the check's tasks wrote {expected} verdict rows, {table.num_rows} are "
-                         "there; is the store on a file system every node shares?")
+                         "there; is the store reachable from every node?")
     frame = pl.from_arrow(table.cast(verdict_schema()))
     assert isinstance(frame, pl.DataFrame)
     return frame
 
 
-def _driver_store(root: Path) -> Any:
-    """The Parquet store opened on the driver (read-only, with its saved checks), for `--since`."""
+def _driver_store(root: str) -> Any:
+    """The Delta store opened on the driver (read-only, with its saved checks), for `--since`."""
     from tracelab.store import open_store
 
     return open_store(root, read_only=True)
@@ -305,15 +330,13 @@ def _in_engine_order(frame: Any, suite: Any, chosen: Any) -> Any:
 
 def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetime, elapsed_ms: int,
           since: str | None) -> None:
-    """check_results first, then the check_runs row that makes the run visible (each file atomic);
+    """check_results and check_runs appended, then published by one head commit (tracelab.spark.layout);
     the columns and types of the DuckDB store's tables (sql/store/schema/tables.sql)."""
     import polars as pl
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from tracelab.results.check import tool_overrides
     from tracelab.results.saved import RESULT_COLUMNS
-    from tracelab.spark.layout import atomic_write
 
     rows = result.verdicts.with_columns(run_id=pl.lit(run_id)).select("run_id", *RESULT_COLUMNS)
     run = pa.table({
@@ -326,12 +349,10 @@ def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetim
         "tools": pa.array([tool_overrides(suite)], pa.list_(pa.struct([
             ("pattern", pa.string()), ("effect", pa.string()), ("regex", pa.string()), ("is_glob", pa.bool_())]))),
     })
-    for table, data in (("check_results", rows.to_arrow()), ("check_runs", run)):
-        folder = layout.root / table
-        folder.mkdir(exist_ok=True)
-        sink = pa.BufferOutputStream()
-        pq.write_table(data, sink)
-        atomic_write(folder / f"{run_id}.parquet", sink.getvalue().to_pybytes())
+    with writer_lock(layout):
+        current = open_layout(layout.url, create=False)
+        recover(current)
+        write_tables(current, {"check_results": rows.to_arrow(), "check_runs": run})
 
 
 # --- ingest ------------------------------------------------------------------------------
@@ -348,20 +369,20 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
            replace: bool = False, buckets: int | None = None, master: str | None = None,
            chunk_bytes: int = CHUNK_BYTES, wait: float = 0,
            progress: Callable[[str], None] | None = None) -> IngestReport:
-    """Ingest files, folders or globs into a Parquet store on Spark (docs/trace-format.md §5, §6 rules hold).
+    """Ingest files, folders or globs into a Delta store on Spark (docs/trace-format.md §5, §6 rules hold).
 
     Args:
-        store: the store folder, a path or ``file://`` URL (created when missing; a folder
+        store: the store, a path, ``file://`` or object-store URL (created when missing; a folder
             written by `export` is adopted).
         paths: files, folders and globs; also URLs (`tracelab.spark.paths`).
         buckets: `ep_bucket` partitions of a new store (default 16, as `export`); recorded in it.
         chunk_bytes: target input bytes per task.
         wait: while another ingest writes the store, wait for it up to this many seconds.
-        progress: called with one line per committed wave.
+        progress: called with one line per ingested wave.
 
     Raises:
         UsageError: no such path, a URL that cannot be read, or no file at all.
-        Interrupted: Ctrl-C or SIGTERM; the store holds exactly the committed files.
+        Interrupted: Ctrl-C or SIGTERM; the store is as it was (one commit per ingest).
     """
 
     if fmt != "auto":
@@ -379,28 +400,30 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
 
 def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace: bool, master: str | None,
             progress: Callable[[str], None] | None) -> IngestReport:
-    """The waves of an ingest, under the store's writer lock."""
+    """The waves of an ingest, then its one commit, under the store's writer lock."""
     from tracelab.ingest.batches import FileReport, IngestReport
 
     spark = session(master)
     wave = _parallelism(spark) * WAVE_TASKS
     report = IngestReport()
-    done = 0
+    snapshot = _Snapshot(layout)
+    name = uuid.uuid4().hex[:16]
     TIMINGS.update(ingest_spark_s=0.0, ingest_commit_s=0.0, ingest_chunks=len(chunks))
     try:
         for start in range(0, len(chunks), wave):
-            outputs = _run_wave(spark, layout, chunks[start:start + wave], fmt, replace)
+            outputs = _run_wave(spark, snapshot, chunks[start:start + wave], fmt, replace, name)
             for output in outputs:
                 report.files.extend(FileReport(**f) for f in output["files"])
-            done = start + len(outputs)
             if progress is not None:
-                progress(f"committed {sum(len(c.files) for c in chunks[:done])} of {total} files")
-    except Exception as exc:
+                progress(f"ingested {sum(len(c.files) for c in chunks[:start + len(outputs)])} of {total} files")
+        clock = time.perf_counter()
+        commit(layout, snapshot.changes)
+        TIMINGS["ingest_commit_s"] += time.perf_counter() - clock
+    except BaseException as exc:  # Ctrl-C, or Py4J's error wrapping it while Java ran
         if not is_interrupt(exc):
             raise
-        committed = sum(len(c.files) for c in chunks[:done])
-        raise Interrupted(f"interrupted: {committed} of {total} files committed to {layout.root}; "
-                          "the rest are not in the store (run the same ingest again to complete it)") from None
+        raise Interrupted(f"interrupted: nothing was committed to {layout.url}; the store is as it was "
+                          "(run the same ingest again)") from None
     return report
 
 
@@ -442,22 +465,19 @@ def _chunks(inputs: list[tuple[str, str | None, int]], chunk_bytes: int) -> list
     return chunks
 
 
-def _run_wave(spark: Any, layout: Layout, chunks: list[_Chunk], fmt: str, replace: bool) -> list[dict[str, Any]]:
-    """Ingest a wave of chunks on Spark, then commit them in order; their outputs."""
-    import shutil
-
+def _run_wave(spark: Any, snapshot: _Snapshot, chunks: list[_Chunk], fmt: str, replace: bool,
+              name: str) -> list[dict[str, Any]]:
+    """Ingest a wave of chunks on Spark, then take them into the snapshot in order; their outputs."""
     import pyarrow as pa
 
     from tracelab.spark.tasks import ingest_chunks
 
-    staging = layout.staging()
-    known = _known_sources(layout)
-    staging_text, buckets = str(staging), layout.buckets
-
+    known = snapshot.known_sources()
+    url, buckets = snapshot.layout.url, snapshot.layout.buckets
     files = {c.index: c.files for c in chunks}
 
     def body(batches):  # type: ignore[no-untyped-def]
-        return ingest_chunks(batches, files, fmt, replace, staging_text, buckets, known)
+        return ingest_chunks(batches, files, fmt, replace, url, name, buckets, known)
 
     # one task per chunk, numbered: no data to shuffle (the chunks' file lists travel with `body`)
     first = chunks[0].index
@@ -466,97 +486,126 @@ def _run_wave(spark: Any, layout: Layout, chunks: list[_Chunk], fmt: str, replac
     clock = time.perf_counter()
     result = _collect(frame.mapInArrow(body, out_schema))
     outputs = {row["chunk"]: json.loads(row["output"]) for row in result.to_pylist()}
-    committing = time.perf_counter()
-    committed = []
-    for chunk in chunks:
-        committed.append(_commit_chunk(layout, staging, chunk, outputs[chunk.index], fmt, replace))
-    TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + committing - clock
-    TIMINGS["ingest_commit_s"] = TIMINGS.get("ingest_commit_s", 0.0) + time.perf_counter() - committing
-    shutil.rmtree(staging, ignore_errors=True)
-    return committed
+    taking = time.perf_counter()
+    taken = [_take_chunk(snapshot, chunk, outputs[chunk.index], fmt, replace, name) for chunk in chunks]
+    TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + taking - clock
+    TIMINGS["ingest_commit_s"] = TIMINGS.get("ingest_commit_s", 0.0) + time.perf_counter() - taking
+    return taken
 
 
-def _known_sources(layout: Layout) -> Any:
-    """The store's `sources` rows (`tasks.SOURCE_COLUMNS`) as Arrow: every task is seeded with them."""
-    from tracelab.spark.tasks import SOURCE_COLUMNS
+class _Snapshot:
+    """The store as this ingest sees it: the files of its committed tables, plus the files this
+    ingest added and removed so far (`changes`, committed at its end)."""
 
-    con = _read(layout)
-    try:
-        return con.sql(f"SELECT {', '.join(SOURCE_COLUMNS)} FROM sources").to_arrow_table()
-    finally:
-        con.close()
+    def __init__(self, layout: Layout) -> None:
+        from tracelab.spark.paths import store_filesystem
+
+        self.layout = layout
+        self.fs, self.base = store_filesystem(layout.url)
+        self.files: dict[str, dict[str, int | None]] = {}
+        self.schemas: dict[str, Any] = {}
+        self.changes: dict[str, Change] = {}
+
+    def table_files(self, table: str) -> dict[str, int | None]:
+        """{path relative to the table: its ep_bucket or None}, in the snapshot."""
+        if table not in self.files:
+            import pyarrow as pa
+            from deltalake import DeltaTable
+
+            delta = DeltaTable(self.layout.table(table), version=self.layout.versions[table])
+            actions = pa.table(delta.get_add_actions(flatten=True))
+            buckets = (actions.column("partition.ep_bucket").to_pylist() if "partition.ep_bucket" in
+                       actions.column_names else [None] * actions.num_rows)
+            self.files[table] = dict(zip(actions.column("path").to_pylist(), buckets, strict=True))
+            schema = delta.to_pyarrow_dataset().schema
+            self.schemas[table] = schema.remove(schema.get_field_index("ep_bucket")) \
+                if "ep_bucket" in schema.names else schema
+        return self.files[table]
+
+    def add(self, part: dict[str, Any]) -> None:
+        self.table_files(part["table"])[part["path"]] = part["bucket"]
+        self.changes.setdefault(part["table"], Change([], [])).adds.append(part)
+
+    def remove(self, table: str, path: str) -> None:
+        del self.table_files(table)[path]
+        change = self.changes.setdefault(table, Change([], []))
+        added = [a for a in change.adds if a["path"] == path]
+        if added:  # written by this ingest: never committed, so nothing to remove
+            change.adds.remove(added[0])
+        else:
+            change.removes.append(path)
+
+    def location(self, table: str, path: str) -> str:
+        return f"{self.base}/{table}/{path}"
+
+    def dataset(self, table: str) -> Any:
+        """The table's rows in the snapshot, as a pyarrow dataset (the partition column left out)."""
+        import pyarrow.dataset as ds
+
+        paths = [self.location(table, p) for p in sorted(self.table_files(table))]
+        return ds.dataset(paths, schema=self.schemas[table], format="parquet", filesystem=self.fs)
+
+    def known_sources(self) -> Any:
+        """The snapshot's `sources` rows (`tasks.SOURCE_COLUMNS`) as Arrow: every task is seeded with them."""
+        from tracelab.spark.tasks import SOURCE_COLUMNS
+
+        con = self.connect()
+        try:
+            return con.sql(f"SELECT {', '.join(SOURCE_COLUMNS)} FROM sources").to_arrow_table()
+        finally:
+            con.close()
+
+    def connect(self) -> Any:
+        """A DuckDB connection with views `episodes` (id and hash) and `sources` over the snapshot:
+        the driver's lookups need those columns, not the whole store's views."""
+        import duckdb
+
+        from tracelab.spark.tasks import SOURCE_COLUMNS
+
+        con = duckdb.connect()
+        try:
+            con.register("_episodes", self.dataset("episodes"))
+            con.execute("CREATE VIEW episodes AS SELECT episode_id, content_hash FROM _episodes")
+            sources = self.dataset("sources")
+            con.register("_sources", sources)
+            # an export made before `sources` recorded file size and time: NULL, as the store reads it
+            columns = ", ".join(c if c in sources.schema.names else f"NULL::BIGINT AS {c}" for c in SOURCE_COLUMNS)
+            con.execute(f"CREATE VIEW sources AS SELECT {columns} FROM _sources")
+        except duckdb.Error as exc:
+            con.close()
+            raise StoreError(f"{self.layout.url}: the store cannot be read ({exc})") from None
+        return con
 
 
-def _read(layout: Layout) -> Any:
-    """A plain DuckDB connection with views `episodes` (id and hash) and `sources` over the store's
-    parts: the driver's lookups need those columns, not the whole store's views."""
-    import duckdb
-
-    from tracelab.spark.tasks import SOURCE_COLUMNS
-
-    con = duckdb.connect()
-    try:
-        episodes = _parts(layout, "episodes")
-        # a view takes no bound parameter: the file list is written as literals (our own paths)
-        con.execute("CREATE VIEW episodes AS SELECT episode_id, content_hash FROM read_parquet("
-                    f"{_list_literal(episodes)}, hive_partitioning = false)")
-        sources = con.sql(f"SELECT * FROM read_parquet({_list_literal(_parts(layout, 'sources'))})")
-        # an export made before `sources` recorded file size and time: NULL, as the store reads it
-        columns = ", ".join(c if c in sources.columns else f"NULL::BIGINT AS {c}" for c in SOURCE_COLUMNS)
-        con.execute(f"CREATE VIEW sources AS SELECT {columns} FROM read_parquet("
-                    f"{_list_literal(_parts(layout, 'sources'))})")
-    except duckdb.Error as exc:
-        con.close()
-        raise StoreError(f"{layout.root}: the Parquet store cannot be read ({exc})") from None
-    return con
-
-
-def _parts(layout: Layout, table: str) -> list[str]:
-    """The Parquet files of a table (partition folders included), in name order."""
-    pattern = "ep_bucket=*/*.parquet" if table in PARTITIONED else "*.parquet"
-    return sorted(str(p) for p in (layout.root / table).glob(pattern))
-
-
-def _commit_chunk(layout: Layout, staging: Path, chunk: _Chunk, output: dict[str, Any], fmt: str,
-                  replace: bool) -> dict[str, Any]:
-    """Publish one chunk's staged parts; first re-ingest it seeded when it collides with the store."""
-    parts = [staging / p for p in output["parts"]]
-    seeds = _collisions(layout, parts, replace)
-    rewrites = _Rewrites(layout, staging, chunk.index)
+def _take_chunk(snapshot: _Snapshot, chunk: _Chunk, output: dict[str, Any], fmt: str, replace: bool,
+                name: str) -> dict[str, Any]:
+    """Take one chunk's files into the snapshot; first re-ingest it seeded when it collides with it."""
+    seeds = _collisions(snapshot, output, replace)
+    rewrites = _Rewrites(snapshot, chunk.index)
     if seeds is not None:
-        for part in parts:
-            part.unlink()
+        for part in output["parts"]:  # never committed: removed now rather than left for `vacuum`
+            snapshot.fs.delete_file(snapshot.location(part["table"], part["path"]))
         from tracelab.spark.tasks import ingest_chunk
 
-        redo = ingest_chunk(chunk.index, chunk.files, fmt, replace, str(staging), layout.buckets,
-                            _known_sources(layout), seeds)
-        output = {"chunk": chunk.index, "files": redo.files, "parts": redo.parts, "replaced": redo.replaced}
-        parts = [staging / p for p in redo.parts]
+        redo = ingest_chunk(chunk.index, chunk.files, fmt, replace, snapshot.layout.url, f"{name}-redo",
+                            snapshot.layout.buckets, snapshot.known_sources(), seeds)
+        output = dataclasses.asdict(redo)
         for table in PARTITIONED:  # --replace: the stored rows of the episodes it replaced go
             rewrites.drop(table, "episode_id IN (SELECT unnest($ids))", {"ids": redo.replaced})
     if replace:
-        _forget_sources(rewrites, [p for p in parts if p.parent.name == "sources"])
-    renames = [(p, layout.root / p.relative_to(staging)) for p in parts + rewrites.written]
-    # one journal per chunk, named after the wave's staging folder so `recover` applies them in order
-    commit(layout, layout.root / "_txn" / f"{staging.name}-{chunk.index:06d}", renames, rewrites.deleted)
+        _forget_sources(rewrites, output["sources"])
+    for part in output["parts"]:
+        snapshot.add(part)
     return output
 
 
-def _collisions(layout: Layout, parts: list[Path], replace: bool) -> list[tuple[str, str]] | None:
-    """None when the staged chunk can be published as it is: it shares no episode id with the
-    store, nor (without `replace`) a file hash. Else the stored (episode_id, content_hash) pairs to
-    seed a re-ingest with, so that the library decides as in one store."""
-    import duckdb
-
-    episodes = [str(p) for p in parts if p.parts[-3] == "episodes"]
-    sources = [str(p) for p in parts if p.parts[-2] == "sources"]
-    staged = duckdb.connect()
-    ids = [r[0] for r in staged.execute("SELECT episode_id FROM read_parquet(?, hive_partitioning = false)",
-                                        [episodes]).fetchall()] if episodes else []
-    hashes = [r[0] for r in staged.execute("SELECT content_hash FROM read_parquet(?)",
-                                           [sources]).fetchall()] if sources and not replace else []
-    staged.close()
-    con = _read(layout)
+def _collisions(snapshot: _Snapshot, output: dict[str, Any], replace: bool) -> list[tuple[str, str]] | None:
+    """None when the chunk can be taken as it is: it shares no episode id with the snapshot, nor
+    (without `replace`) a file hash. Else the stored (episode_id, content_hash) pairs to seed a
+    re-ingest with, so that the library decides as in one store."""
+    ids = output["episodes"]
+    hashes = [h for _, h in output["sources"]] if not replace else []
+    con = snapshot.connect()
     try:
         seeds = [(r[0], r[1]) for r in con.execute(
             "SELECT episode_id, content_hash FROM episodes WHERE episode_id IN (SELECT unnest(?))",
@@ -570,63 +619,56 @@ def _collisions(layout: Layout, parts: list[Path], replace: bool) -> list[tuple[
     return seeds if seeds or known else None
 
 
-def _forget_sources(rewrites: _Rewrites, staged: list[Path]) -> None:
+def _forget_sources(rewrites: _Rewrites, staged: list[list[str]]) -> None:
     """--replace read recorded files again: their earlier `sources` rows and the quarantine rows
     of those reads make way for the new ones (the store-wide half of sql/ingest/forget_source.sql)."""
-    import duckdb
-
     if not staged:
         return
-    with duckdb.connect() as con:
-        pairs = con.execute("SELECT source_uri, content_hash FROM read_parquet(?)",
-                            [[str(p) for p in staged]]).fetchall()
-    stored = _read(rewrites.layout)
+    stored = rewrites.snapshot.connect()
     try:
         recorded = {tuple(r) for r in stored.execute(
             "SELECT source_uri, content_hash FROM sources WHERE content_hash IN (SELECT unnest(?))",
-            [[h for _, h in pairs]]).fetchall()}
+            [[h for _, h in staged]]).fetchall()}
     finally:
         stored.close()
-    uris = [uri for uri, digest in pairs if (uri, digest) in recorded]
+    uris = [uri for uri, digest in staged if (uri, digest) in recorded]
     rewrites.drop("quarantine", "source_uri IN (SELECT unnest($uris))", {"uris": uris})
-    rewrites.drop("sources", "content_hash IN (SELECT unnest($hashes))", {"hashes": [h for _, h in pairs]})
+    rewrites.drop("sources", "content_hash IN (SELECT unnest($hashes))", {"hashes": [h for _, h in staged]})
 
 
 class _Rewrites:
-    """Stored parts rewritten without some rows, staged with a chunk and published by its commit."""
+    """Stored files rewritten without some rows: the new file added, the old one removed, in the snapshot."""
 
-    def __init__(self, layout: Layout, staging: Path, chunk: int) -> None:
-        self.layout = layout
-        self.staging = staging
+    def __init__(self, snapshot: _Snapshot, chunk: int) -> None:
+        self.snapshot = snapshot
         self.chunk = chunk
-        self.deleted: list[Path] = []
-        self.written: list[Path] = []
 
     def drop(self, table: str, where: str, params: dict[str, Any]) -> None:
-        """Rewrite the parts of `table` holding rows that match `where` (bound `params`) without them."""
+        """Rewrite the files of `table` holding rows that match `where` (bound `params`) without them."""
+        import tempfile
+
         import duckdb
+        import pyarrow.parquet as pq
+
+        from tracelab.spark.paths import put_file
 
         if not any(params.values()):
             return
-        files = [p for p in _parts(self.layout, table) if Path(p) not in self.deleted]
-        if not files:
-            return
-        hive = "false"  # the partition is the folder the rewrite goes to, not a column of the part
-        with duckdb.connect() as con:
-            holding = [r[0] for r in con.execute(
-                f"SELECT DISTINCT filename FROM read_parquet($files, filename = true, hive_partitioning = {hive}) "
-                f"WHERE {where}", {"files": files, **params}).fetchall()]
-            for name in holding:
-                old = Path(name)
-                folder = old.parent.relative_to(self.layout.root)
-                new = self.staging / folder / f"{old.stem}-r{self.chunk:06d}{uuid.uuid4().hex[:6]}.parquet"
-                new.parent.mkdir(parents=True, exist_ok=True)
-                con.execute(f"COPY (SELECT * FROM read_parquet($file, hive_partitioning = {hive}) "
-                            f"WHERE NOT ({where})) TO {path_literal(new)} (FORMAT parquet)",
-                            {"file": name, **params})
-                self.deleted.append(old)
-                self.written.append(new)
-
-
-def _list_literal(paths: list[str]) -> str:
-    return "[" + ", ".join(path_literal(p) for p in paths) + "]"
+        snapshot = self.snapshot
+        with duckdb.connect() as con, tempfile.TemporaryDirectory(prefix="tracelab-rewrite-") as tmp:
+            for path, bucket in sorted(snapshot.table_files(table).items()):
+                con.register("_file", pq.read_table(snapshot.location(table, path), filesystem=snapshot.fs,
+                                                    partitioning=None))
+                hits = con.execute(f"SELECT count(*) FROM _file WHERE {where}", params).fetchall()[0][0]
+                if hits:
+                    folder, _, stem = path.rpartition("/")
+                    new = f"{folder + '/' if folder else ''}{stem.removesuffix('.parquet')}-r{self.chunk:06d}" \
+                          f"{uuid.uuid4().hex[:6]}.parquet"
+                    local = Path(tmp) / "rewritten.parquet"
+                    con.execute(f"COPY (SELECT * FROM _file WHERE NOT ({where})) TO {path_literal(local)} "
+                                "(FORMAT parquet)", params)
+                    put_file(local, snapshot.fs, snapshot.location(table, new))
+                    snapshot.remove(table, path)
+                    snapshot.add({"table": table, "path": new, "size": local.stat().st_size, "bucket": bucket,
+                                  "rows": pq.ParquetFile(local).metadata.num_rows})
+                con.unregister("_file")

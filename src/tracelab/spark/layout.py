@@ -1,34 +1,35 @@
-"""The Parquet store that `--engine spark` writes: the layout of `tracelab export`, plus a journal.
+"""The store `--engine spark` writes: Delta Lake tables (delta-rs), on a path or an object store.
 
-Layout (docs/cli.md §1, the Parquet store): `episodes/`, `steps/`, `tool_calls/`, `tool_definitions/`
-Hive-partitioned by `ep_bucket` = ``hash(episode_id) % buckets`` (DuckDB's hash), `quarantine/`
-and `sources/`, and, once a check saved one, `check_runs/` and `check_results/`. `_tracelab.json`
-records the number of buckets (16, as `export` writes, unless the store was created with more).
+Layout (`tracelab.store.delta`): one Delta table per store table, `episodes/`, `steps/`,
+`tool_calls/`, `tool_definitions/` partitioned by `ep_bucket` = ``hash(episode_id) % buckets``
+(DuckDB's hash, as `export` writes), `quarantine/`, `sources/`, `tool_effects/`, and once a check
+saved one `check_runs/`, `check_results/`; plus the head table `_tracelab/`, whose description
+records the bucket count and whose one row names the version of every table.
 
-Commits. Ingest output is staged under `_txn/<id>/` (a name every reader skips: pyarrow ignores
-paths starting with `_`). A commit writes `_txn/<id>.commit`, the list of renames and deletes that
-publish it, atomically (write, fsync, rename); then it applies them. `recover` runs before every
-Spark ingest: a journal present is applied again (each step is idempotent), a staging folder
-without one is deleted. So a kill leaves every trace file wholly in the store or not at all once
-the next ingest starts, and a re-run completes the work (docs/trace-format.md §6).
+Commits. Tasks write Parquet files straight into the tables' folders under fresh names; a file is
+part of a table only once the driver commits an `add` action for it. A store commit is one Delta
+transaction per changed table, then one commit of the head replacing its row of versions:
+readers read the versions the head names, so a run killed before its head commit leaves the
+previous store whole. `recover`, run before every write, restores any table a killed run
+committed past the head; the files it wrote and never committed are ignored (`vacuum` removes
+them). Re-running the ingest then completes it (docs/trace-format.md §6).
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
-import uuid
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tracelab.errors import StoreError, UsageError
+from tracelab.errors import StoreError, UsageError, first_line
+from tracelab.store.delta import HEAD, LAYOUT, VERSIONS_COLUMN, delta_url, is_delta_store, is_url, read_head
 
-META = "_tracelab.json"
 LOCK = "_tracelab.lock"
-JOURNAL = "_txn"
 DEFAULT_BUCKETS = 16
 """What `tracelab export` writes (store.Store.export); a Spark store may have more."""
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
@@ -37,145 +38,224 @@ FLAT = ("quarantine", "sources")
 
 @dataclass(frozen=True)
 class Layout:
-    """An existing (or just created) Parquet store folder and its bucket count."""
+    """An existing (or just created) Delta store, its bucket count and its tables' committed versions."""
 
-    root: Path
+    url: str
+    """An absolute local path, or an object-store URL (``s3://bucket/prefix``)."""
     buckets: int
+    versions: dict[str, int]
 
-    def staging(self) -> Path:
-        """A fresh staging folder for one commit, inside the store (renames stay on one file system)."""
-        path = self.root / JOURNAL / uuid.uuid4().hex[:16]
-        path.mkdir(parents=True)
-        return path
+    @property
+    def root(self) -> str:
+        return self.url
+
+    def table(self, name: str) -> str:
+        return f"{self.url}/{name}"
 
 
-def local_path(url: str | os.PathLike[str]) -> Path:
-    """The store folder of a path or ``file://`` URL (`tracelab.spark.paths`), made absolute.
+def local_path(url: str | os.PathLike[str]) -> str:
+    """The store's location as delta-rs names it (an absolute path, or the object-store URL).
 
     Raises:
-        UsageError: a URL of an object store or HDFS: a store's commits rename files, which those
-            cannot do atomically; the store goes on a file system every node mounts.
+        UsageError: a URL of a scheme a store cannot live under.
     """
     from tracelab.spark.paths import local_path as parsed
 
-    path = parsed(url, what="store")
+    text = os.fspath(url)
+    if is_url(text):
+        return delta_url(text)
+    path = None if "://" in text and not text.lower().startswith("file://") else parsed(text, what="store")
     if path is None:
-        raise UsageError(f"{os.fspath(url)}: the store of --engine spark is a folder on a file system every "
-                         "node mounts (a path or file:// URL); trace files may be read from object storage")
+        raise UsageError(f"{text}: --engine spark keeps its store on a path, a file:// URL or an object store "
+                         "delta-rs writes (s3://, gs://, az://, abfss://)")
     # absolute: the tasks write into the store from processes whose working folder is not ours
-    return Path(os.path.abspath(path))
+    return os.path.abspath(path)
 
 
-def open_layout(root: Path, *, create: bool, buckets: int | None = None) -> Layout:
-    """The store's layout; with `create`, make an empty store (or adopt an `export`ed one).
+def open_layout(root: str | os.PathLike[str], *, create: bool, buckets: int | None = None) -> Layout:
+    """The store's layout; with `create`, make an empty store. A folder written by `export` is
+    adopted (its table folders become Delta tables in place, their files unchanged).
 
     Raises:
-        StoreError: not a Parquet store (and not creating), or an unreadable `_tracelab.json`.
+        StoreError: not a store (and not creating), or an unreadable head.
         UsageError: `buckets` differs from the count the store records.
     """
-    if root.is_file():
-        raise StoreError(f"{root} is a file; --engine spark works on a Parquet store folder "
-                         "(`tracelab export DIR` writes one from a DuckDB store)")
-    meta = root / META
-    if meta.is_file():
-        try:
-            recorded = int(json.loads(meta.read_text())["ep_buckets"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise StoreError(f"{meta}: unreadable store metadata ({exc}); restore it or re-ingest") from None
-        if buckets is not None and buckets != recorded:
-            raise UsageError(f"--buckets {buckets}: the store at {root} has {recorded} ep_bucket "
-                             "partitions; a store keeps its count (ingest into a new folder)")
-        return Layout(root, recorded)
-    tables_present = all((root / t).is_dir() for t in PARTITIONED + FLAT)
-    if tables_present:
+    url = delta_url(root)
+    local = not is_url(url)
+    if local and os.path.isfile(url):
+        raise StoreError(f"{url} is a file; --engine spark works on a Delta store folder or URL")
+    if is_delta_store(url):
+        head = read_head(url)
+        if buckets is not None and buckets != head.buckets:
+            raise UsageError(f"--buckets {buckets}: the store at {url} has {head.buckets} ep_bucket "
+                             "partitions; a store keeps its count (ingest into a new store)")
+        return Layout(url, head.buckets, head.versions)
+    if local and all(os.path.isdir(os.path.join(url, t)) for t in PARTITIONED + FLAT):
         # a folder written by `tracelab export`: 16 buckets, as export writes
         if buckets is not None and buckets != DEFAULT_BUCKETS:
-            raise UsageError(f"--buckets {buckets}: {root} was written by `tracelab export` with "
+            raise UsageError(f"--buckets {buckets}: {url} was written by `tracelab export` with "
                              f"{DEFAULT_BUCKETS} ep_bucket partitions")
-        layout = Layout(root, DEFAULT_BUCKETS)
-        if create:
-            _write_meta(layout)
-        return layout
+        # adopted in place: each table folder gains a Delta log naming the files it holds
+        return _adopt(url)
     if not create:
-        if root.exists():
-            raise StoreError(f"{root} is a folder but not a Parquet store (no {', '.join(PARTITIONED)}/)")
-        raise StoreError(f"no store at {root}; run `tracelab ingest --engine spark --store {root}` first")
-    if root.exists() and any(p for p in root.iterdir() if p.name not in (JOURNAL, LOCK)):
-        raise StoreError(f"{root} is a folder that is not a tracelab store; name an empty or new folder")
-    layout = Layout(root, buckets or DEFAULT_BUCKETS)
-    _create_empty(layout)
-    return layout
+        if local and os.path.exists(url):
+            raise StoreError(f"{url} is a folder but not a tracelab store (no {HEAD}/ Delta table)")
+        raise StoreError(f"no store at {url}; run `tracelab ingest --engine spark --store {url}` first")
+    if local and os.path.isdir(url) and any(n != LOCK for n in os.listdir(url)):
+        raise StoreError(f"{url} is a folder that is not a tracelab store; name an empty or new folder")
+    return _create_empty(url, buckets or DEFAULT_BUCKETS)
 
 
-def _create_empty(layout: Layout) -> None:
-    """The table folders with an empty Parquet file each, so that readers see every column."""
+def _create_empty(url: str, buckets: int) -> Layout:
+    """A Delta table per table of an empty store (the schemas `export` writes), then the head."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
     from tracelab.store import open_store
 
-    layout.root.mkdir(parents=True, exist_ok=True)
+    versions: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="tracelab-empty-") as tmp, \
             open_store(Path(tmp) / "empty.duckdb") as empty:
         empty.export(Path(tmp) / "out")
-        # every folder `export` writes, so the store opens like an exported one
         for folder in sorted((Path(tmp) / "out").iterdir()):
-            target = layout.root / folder.name
-            if folder.is_dir() and not target.exists():
-                shutil.copytree(folder, target)
-    _write_meta(layout)
+            partitioned = folder.name in PARTITIONED
+            schema = ds.dataset(folder, format="parquet", partitioning="hive" if partitioned else None).schema
+            table = DeltaTable.create(f"{url}/{folder.name}", schema, mode="ignore",
+                                      partition_by=["ep_bucket"] if partitioned else None)
+            versions[folder.name] = table.version()
+    return _create_head(url, buckets, versions)
 
 
-def _write_meta(layout: Layout) -> None:
-    text = json.dumps({"layout": "tracelab.parquet/v1", "ep_buckets": layout.buckets}) + "\n"
-    atomic_write(layout.root / META, text.encode())
+def _adopt(url: str) -> Layout:
+    """Make each table folder of a Parquet export a Delta table in place, then the head."""
+    from deltalake import DeltaTable, convert_to_deltalake
+
+    versions: dict[str, int] = {}
+    for name in sorted(os.listdir(url)):
+        folder = os.path.join(url, name)
+        if name.startswith(("_", ".")) or not os.path.isdir(folder):
+            continue
+        if not DeltaTable.is_deltatable(folder):
+            partitioned = name in PARTITIONED
+            # the export's partition folders are Hive-style; DuckDB's bucket column is an INTEGER
+            convert_to_deltalake(folder, partition_by=_bucket_schema() if partitioned else None,
+                                 partition_strategy="hive" if partitioned else None)
+        versions[name] = DeltaTable(folder).version()
+    return _create_head(url, DEFAULT_BUCKETS, versions)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `path` whole or not at all (a temporary name, fsync, rename)."""
-    tmp = path.with_name(f"_{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _bucket_schema() -> Any:
+    from deltalake.schema import Field, PrimitiveType, Schema
+
+    return Schema([Field("ep_bucket", PrimitiveType("integer"))])
 
 
-def commit(layout: Layout, staging: Path, renames: list[tuple[Path, Path]], deletes: list[Path]) -> None:
-    """Publish a staged commit: journal it, then apply it (see the module docstring)."""
-    journal = staging.with_name(staging.name + ".commit")
-    ops = {"renames": [[str(a), str(b)] for a, b in renames], "deletes": [str(p) for p in deletes]}
-    atomic_write(journal, json.dumps(ops).encode())
-    _apply(journal, staging)
+def _create_head(url: str, buckets: int, versions: dict[str, int]) -> Layout:
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    description = json.dumps({"layout": LAYOUT, "ep_buckets": buckets})
+    DeltaTable.create(f"{url}/{HEAD}", pa.schema([(VERSIONS_COLUMN, pa.string())]), mode="ignore",
+                      description=description)
+    return _publish(Layout(url, buckets, {}), versions)
 
 
-def _apply(journal: Path, staging: Path) -> None:
-    ops = json.loads(journal.read_text())
-    for src, dst in ops["renames"]:
-        if Path(src).exists():
-            if Path(dst).exists():
-                # part names are unique per commit: a clash would silently drop stored rows
-                raise StoreError(f"{dst} already exists; the commit {journal.name} is not applied")
-            Path(dst).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src, dst)
-    for path in ops["deletes"]:
-        Path(path).unlink(missing_ok=True)
-    shutil.rmtree(staging, ignore_errors=True)
-    journal.unlink(missing_ok=True)
+@dataclass
+class Change:
+    """What one table gains and loses in a store commit: Parquet files already in its folder."""
+
+    adds: list[dict[str, Any]]
+    """{"path": relative to the table, "size": bytes, "bucket": int or None, "rows": int}."""
+    removes: list[str]
+    """Paths relative to the table of committed files that leave it."""
+
+
+def commit(layout: Layout, changes: dict[str, Change], *, operation: str = "ingest") -> Layout:
+    """One Delta transaction per changed table, then the head commit that publishes them all.
+
+    Returns the layout at the new versions."""
+    from deltalake import CommitProperties, DeltaTable
+    from deltalake.transaction import AddAction, RemoveAction
+
+    versions = dict(layout.versions)
+    now = int(time.time() * 1000)
+    for name, change in sorted(changes.items()):
+        if not change.adds and not change.removes:
+            continue
+        table = DeltaTable(layout.table(name))
+        partition = table.metadata().partition_columns
+        actions: list[Any] = [
+            AddAction(a["path"], int(a["size"]),
+                      {"ep_bucket": str(a["bucket"])} if partition else {}, now, True,
+                      json.dumps({"numRecords": int(a["rows"])}))
+            for a in change.adds]
+        actions += [RemoveAction(path, True, now) for path in change.removes]
+        table.create_write_transaction(actions, "append", table.schema(), partition_by=partition or None,
+                                       commit_properties=CommitProperties(
+                                           custom_metadata={"tracelab.operation": operation}))
+        table.update_incremental()  # the object still names the version it read
+        versions[name] = table.version()
+    return _publish(layout, versions)
+
+
+def write_tables(layout: Layout, tables: dict[str, Any]) -> Layout:
+    """Append Arrow tables (the driver's own rows: a saved check) to their Delta tables and publish.
+    A table the head does not name yet is created (or a killed run's leftover replaced)."""
+    from deltalake import DeltaTable, write_deltalake
+
+    versions = dict(layout.versions)
+    for name, data in tables.items():
+        fresh = name not in versions
+        write_deltalake(layout.table(name), data, mode="overwrite" if fresh else "append",
+                        schema_mode="overwrite" if fresh else None)
+        versions[name] = DeltaTable(layout.table(name)).version()
+    return _publish(layout, versions)
+
+
+def _publish(layout: Layout, versions: dict[str, int]) -> Layout:
+    """The head commit: its one row replaced by the new versions (a store commit is visible from here on)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    write_deltalake(layout.table(HEAD), pa.table({VERSIONS_COLUMN: [json.dumps(versions, sort_keys=True)]}),
+                    mode="overwrite")
+    return Layout(layout.url, layout.buckets, versions)
+
+
+def recover(layout: Layout) -> int:
+    """Restore every table a killed run committed past the head's version; how many were restored."""
+    from deltalake import DeltaTable
+
+    restored = 0
+    for name, version in sorted(layout.versions.items()):
+        table = DeltaTable(layout.table(name))
+        if table.version() > version:
+            try:
+                table.restore(version)
+            except Exception as exc:  # noqa: BLE001 - delta-rs raises its own errors
+                raise StoreError(f"{layout.table(name)}: an interrupted commit cannot be undone "
+                                 f"({first_line(exc)})") from None
+            restored += 1
+    return restored
 
 
 @contextmanager
 def writer_lock(layout: Layout, wait: float = 0) -> Iterator[None]:
-    """Hold the store's writer lock (an exclusive `flock` on `_tracelab.lock`) while ingesting:
-    two ingests committing into one store at once could both store a file, as two writers of one
-    DuckDB file could; the second waits up to `wait` seconds, then is refused, as for a busy
-    DuckDB store (`ingest --wait`).
+    """Hold the store's writer lock (an exclusive `flock` on `_tracelab.lock`) while writing a local
+    store: two ingests committing into one store at once could both store a file, as two writers of
+    one DuckDB file could; the second waits up to `wait` seconds, then is refused, as for a busy
+    DuckDB store (`ingest --wait`). An object-store URL has no lock: run one writer at a time.
 
     Raises:
         StoreError: another ingest holds it (still, after `wait`).
     """
     import fcntl
-    import time
 
+    if is_url(layout.url):
+        yield
+        return
     deadline = time.monotonic() + wait
-    with open(layout.root / LOCK, "a+b") as handle:
+    with open(os.path.join(layout.url, LOCK), "a+b") as handle:
         while True:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -183,7 +263,7 @@ def writer_lock(layout: Layout, wait: float = 0) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     then = f"still busy after waiting {wait:g} s" if wait else "wait for it to finish and"
-                    raise StoreError(f"{layout.root} is busy: another `tracelab ingest --engine spark` is "
+                    raise StoreError(f"{layout.url} is busy: another `tracelab ingest --engine spark` is "
                                      f"writing it; {then} try again") from None
                 time.sleep(0.2)
         try:
@@ -192,25 +272,11 @@ def writer_lock(layout: Layout, wait: float = 0) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def recover(layout: Layout) -> int:
-    """Finish the commits a kill interrupted and drop uncommitted staging; how many were finished."""
-    base = layout.root / JOURNAL
-    if not base.is_dir():
-        return 0
-    finished = 0
-    for journal in sorted(base.glob("*.commit")):
-        try:
-            _apply(journal, journal.with_suffix(""))
-        except (OSError, ValueError, KeyError) as exc:
-            raise StoreError(f"{journal}: an interrupted commit cannot be completed ({exc})") from None
-        finished += 1
-    for leftover in base.iterdir():
-        if leftover.is_dir():
-            shutil.rmtree(leftover, ignore_errors=True)
-        elif leftover.suffix != ".commit":
-            leftover.unlink(missing_ok=True)
-    return finished
+def reopen(layout: Layout) -> Layout:
+    """The layout at the store's current head (after another writer, or `recover`)."""
+    head = read_head(layout.url)
+    return Layout(layout.url, head.buckets, head.versions)
 
 
-__all__ = ["DEFAULT_BUCKETS", "Layout", "atomic_write", "commit", "local_path", "open_layout", "recover",
-           "writer_lock"]
+__all__ = ["DEFAULT_BUCKETS", "FLAT", "PARTITIONED", "Change", "Layout", "commit", "local_path", "open_layout",
+           "recover", "reopen", "write_tables", "writer_lock"]

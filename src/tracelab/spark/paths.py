@@ -8,8 +8,8 @@
   recorded under its URL. The file system must be reachable with the credentials of the
   environment (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, a libhdfs for HDFS); when it is not, the
   command stops with one line naming the URL.
-- The store itself is a folder on a file system every node mounts (a path or ``file://``):
-  its commits rename files (`tracelab.spark.layout`), which object stores cannot do atomically.
+- The store is a path, a ``file://`` URL or an object-store URL: its Delta tables' files are
+  written through `store_filesystem` and committed by delta-rs (`tracelab.spark.layout`).
 """
 from __future__ import annotations
 
@@ -70,8 +70,10 @@ def filesystem(url: str) -> tuple[Any, str]:
         if scheme == "s3":
             # built directly rather than from the URL: `from_uri` asks the network for the bucket's
             # region, which hangs where there is no network; the environment says the region instead
+            endpoint = os.environ.get("AWS_ENDPOINT_URL")
             fs = pafs.S3FileSystem(region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-                                   or "us-east-1", endpoint_override=os.environ.get("AWS_ENDPOINT_URL"),
+                                   or "us-east-1", endpoint_override=endpoint,
+                                   scheme="http" if (endpoint or "").startswith("http://") else "https",
                                    connect_timeout=10, request_timeout=30)
             return fs, parts.netloc + parts.path
         if scheme == "gs":
@@ -160,6 +162,34 @@ def fetch(url: str, target: Path) -> None:
         shutil.copyfileobj(stream, out, 1 << 20)
 
 
+def store_filesystem(url: str) -> tuple[Any, str]:
+    """The `pyarrow.fs` file system a store's files are written through, and the store's path in it
+    (`url` as `tracelab.spark.layout.local_path` gives it: an absolute path or an object-store URL)."""
+    if "://" not in url:
+        return _pyarrow_fs().LocalFileSystem(), url
+    return filesystem(url)
+
+
+def list_folder(fs: Any, path: str) -> list[Any]:
+    """The `FileInfo` of the entries of a folder of `fs` (none when it does not exist)."""
+    return list(fs.get_file_info(_pyarrow_fs().FileSelector(path, allow_not_found=True)))
+
+
+def put_file(local: Path, fs: Any, target: str) -> None:
+    """Copy a local file to `target` in `fs`, whole or not at all (an object store's put is atomic;
+    on a file system: a temporary name, then a rename)."""
+    pafs = _pyarrow_fs()
+
+    if isinstance(fs, pafs.LocalFileSystem):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        partial = os.path.join(os.path.dirname(target), f"_{os.path.basename(target)}.{os.getpid()}.tmp")
+        shutil.copyfile(local, partial)
+        os.replace(partial, target)
+        return
+    with open(local, "rb") as source, fs.open_output_stream(target) as out:
+        shutil.copyfileobj(source, out, 1 << 20)
+
+
 def _pyarrow_fs() -> Any:
     """`pyarrow.fs`, typed loosely: its stubs do not export the file system classes."""
     import importlib
@@ -167,4 +197,5 @@ def _pyarrow_fs() -> Any:
     return importlib.import_module("pyarrow.fs")
 
 
-__all__ = ["SCHEMES", "fetch", "filesystem", "is_remote", "list_files", "local_path"]
+__all__ = ["SCHEMES", "fetch", "filesystem", "is_remote", "list_files", "list_folder", "local_path", "put_file",
+           "store_filesystem"]

@@ -6,9 +6,7 @@ executors, and the tests call them directly as well.
 from __future__ import annotations
 
 import dataclasses
-import os
 import tempfile
-import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -39,23 +37,30 @@ class ChunkOutput:
     chunk: int
     files: list[dict[str, Any]]
     """`tracelab.ingest.pipeline.FileReport` fields, one per file, in path order."""
-    parts: list[str]
-    """Staged Parquet files, relative to the staging folder (`<table>/[ep_bucket=K/]name`)."""
+    parts: list[dict[str, Any]]
+    """Parquet files written into the store's table folders, not yet committed:
+    {"table", "path" (relative to the table), "size", "bucket" (or None), "rows"}."""
     replaced: list[str]
     """Seeded episode ids that `--replace` replaced (only when seeds were given)."""
+    episodes: list[str] = dataclasses.field(default_factory=list)
+    """The ids of the episodes written (the driver checks them against the store's)."""
+    sources: list[list[str]] = dataclasses.field(default_factory=list)
+    """(source_uri, content_hash) of the `sources` rows written."""
 
 
-def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, replace: bool, staging: str, buckets: int,
+def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, replace: bool, store: str, name: str,
+                 buckets: int,
                  known_sources: pa.Table | None,
                  seed_episodes: Sequence[tuple[str, str]] = ()) -> ChunkOutput:
     """Ingest `files` (contiguous in path order) with the library into a task-local DuckDB store
-    and stage its rows as Parquet parts under `staging`.
+    and write its new rows as Parquet files into the tables of the Delta store at `store` (named
+    after `name`, fresh per wave, and the chunk), uncommitted: the driver commits them.
 
     Args:
         files: (path, why it is skipped or None) as `tracelab.ingest.pipeline.Input` says it, the path local
             or a URL of a file system `tracelab.spark.paths` reads (copied to the task's temporary
             folder first, and recorded under its URL).
-        known_sources: the Parquet store's `sources` rows (`SOURCE_COLUMNS`): seeded, so that the
+        known_sources: the store's `sources` rows (`SOURCE_COLUMNS`): seeded, so that the
             library recognises a file already ingested exactly as in one DuckDB store.
         seed_episodes: (episode_id, content_hash) of stored episodes these files collide with; the
             library then decides skip, conflict or replace exactly as in one DuckDB store.
@@ -84,8 +89,12 @@ def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, re
             still = {r[0] for r in con.execute(
                 "SELECT episode_id FROM episodes WHERE ingested_at IS NULL").fetchall()}
             replaced = sorted({eid for eid, _ in seed_episodes} - still)
-        parts = _stage(con, Path(staging), chunk, buckets)
-    return ChunkOutput(chunk, [dataclasses.asdict(f) for f in report.files], parts, replaced)
+        parts = _stage(con, Path(tmp) / "staged", store, f"{name}-c{chunk:06d}", buckets)
+        episodes = [r[0] for r in con.execute(
+            "SELECT episode_id FROM episodes WHERE ingested_at IS NOT NULL").fetchall()]
+        sources = [[r[0], r[1]] for r in con.execute(
+            "SELECT source_uri, content_hash FROM sources WHERE ingested_at IS NOT NULL").fetchall()]
+    return ChunkOutput(chunk, [dataclasses.asdict(f) for f in report.files], parts, replaced, episodes, sources)
 
 
 def _local_copies(files: Sequence[Sequence[str | None]], folder: Path
@@ -139,10 +148,13 @@ def _record_urls(con: Any, report: Any, urls: dict[str, str]) -> None:
                 file.message = file.message.replace(copy, file.path)
 
 
-def _stage(con: Any, staging: Path, chunk: int, buckets: int) -> list[str]:
-    """COPY the chunk's new rows into Parquet parts; the part names say which chunk wrote them."""
-    # unique in the store: the wave's staging folder is a fresh random name
-    name = f"{staging.name}-c{chunk:06d}"
+def _stage(con: Any, staging: Path, store: str, name: str, buckets: int) -> list[dict[str, Any]]:
+    """COPY the chunk's new rows into Parquet files, then put them into the store's table folders."""
+    import pyarrow.parquet as pq
+
+    from tracelab.spark.paths import put_file, store_filesystem
+
+    staging.mkdir(parents=True, exist_ok=True)
     for table in PARTITIONED:
         count = con.execute(f"SELECT count(*) FROM {table} WHERE episode_id IN "
                             "(SELECT episode_id FROM episodes WHERE ingested_at IS NOT NULL)").fetchall()[0][0]
@@ -150,7 +162,8 @@ def _stage(con: Any, staging: Path, chunk: int, buckets: int) -> list[str]:
             continue
         # the same bucket function as Store.export, with the store's bucket count
         con.execute(
-            f"COPY (SELECT *, (hash(episode_id) % {int(buckets)})::INTEGER AS ep_bucket FROM {table} "
+            f"COPY (SELECT *{_plain_json(con, table)}, (hash(episode_id) % {int(buckets)})::INTEGER AS ep_bucket "
+            f"FROM {table} "
             "WHERE episode_id IN (SELECT episode_id FROM episodes WHERE ingested_at IS NOT NULL)) "
             f"TO {path_literal(staging / table)} (FORMAT parquet, PARTITION_BY (ep_bucket), "
             f"FILENAME_PATTERN '{name}_{{i}}', OVERWRITE_OR_IGNORE true)")
@@ -159,11 +172,29 @@ def _stage(con: Any, staging: Path, chunk: int, buckets: int) -> list[str]:
         if not count:
             continue
         (staging / table).mkdir(parents=True, exist_ok=True)
-        con.execute(f"COPY (SELECT * FROM {table} WHERE ingested_at IS NOT NULL) "
+        con.execute(f"COPY (SELECT *{_plain_json(con, table)} FROM {table} WHERE ingested_at IS NOT NULL) "
                     f"TO {path_literal(staging / table / (name + '.parquet'))} (FORMAT parquet)")
-    return sorted(p.relative_to(staging).as_posix() for p in staging.rglob(f"{name}*.parquet"))
+    fs, base = store_filesystem(store)
+    parts = []
+    for file in sorted(staging.rglob("*.parquet")):
+        relative = file.relative_to(staging)
+        table, inside = relative.parts[0], "/".join(relative.parts[1:])
+        bucket = int(relative.parts[1].split("=", 1)[1]) if table in PARTITIONED else None
+        put_file(file, fs, f"{base}/{table}/{inside}")
+        parts.append({"table": table, "path": inside, "size": file.stat().st_size, "bucket": bucket,
+                      "rows": pq.ParquetFile(file).metadata.num_rows})
+    return parts
 
 
+def _plain_json(con: Any, table: str) -> str:
+    """`` REPLACE (c::VARCHAR AS c, ...)`` for the JSON columns of `table`: written as plain UTF-8
+    strings, the type Delta readers expect (Polars reads Parquet's JSON type as binary); every
+    reader of the store, DuckDB's through Arrow included, sees them as strings either way."""
+    columns = [r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND data_type = 'JSON'", [table]).fetchall()]
+    if not columns:
+        return ""
+    return " REPLACE (" + ", ".join(f'"{c}"::VARCHAR AS "{c}"' for c in columns) + ")"
 
 
 def evaluate_bucket(store: str, buckets: Sequence[int], suite: Suite, cases: list[str] | None,
@@ -191,20 +222,23 @@ def evaluate_buckets(batches: Iterable[pa.RecordBatch], store: str, buckets: int
                      since: datetime | None, out: str) -> Iterable[pa.RecordBatch]:
     """`mapInArrow` body: each input row is a task number t < `tasks`; evaluates the buckets b with
     b % tasks == t together and writes their verdict rows to a Parquet file under `out` (a folder
-    of the store); yields (task, rows). The rows travel to the driver through the shared file
-    system, not through Spark: a million runs make millions of rows, more than a driver JVM holds."""
+    under the store); yields (task, rows). The rows travel to the driver through the store's
+    file system, not through Spark: a million runs make millions of rows, more than a driver JVM holds."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from tracelab.spark.paths import put_file, store_filesystem
 
     for batch in batches:
         for task in batch.column(0).to_pylist():
             mine = [b for b in range(buckets) if b % tasks == int(task)]
             table = evaluate_bucket(store, mine, suite, cases, categories, strict, since)
-            target = Path(out) / f"task-{int(task):05d}.parquet"
             # whole or not at all: a retried task rewrites the same rows under the same name
-            partial = target.with_name(f"_{target.name}.{uuid.uuid4().hex[:8]}")
-            pq.write_table(table, partial)
-            os.replace(partial, target)
+            with tempfile.TemporaryDirectory(prefix="tracelab-verdicts-") as tmp:
+                local = Path(tmp) / "verdicts.parquet"
+                pq.write_table(table, local)
+                fs, base = store_filesystem(out)
+                put_file(local, fs, f"{base}/task-{int(task):05d}.parquet")
             yield pa.RecordBatch.from_pydict({"task": [int(task)], "rows": [table.num_rows]},
                                              schema=task_schema())
 
@@ -217,7 +251,7 @@ def task_schema() -> pa.Schema:
 
 
 def ingest_chunks(batches: Iterable[pa.RecordBatch], files: dict[int, list[tuple[str, str | None]]], fmt: str,
-                  replace: bool, staging: str, buckets: int, known_sources: pa.Table | None
+                  replace: bool, store: str, name: str, buckets: int, known_sources: pa.Table | None
                   ) -> Iterable[pa.RecordBatch]:
     """`mapInArrow` body: each input row is a chunk number (a key of `files`); yields (chunk, its
     `ChunkOutput` as JSON)."""
@@ -227,7 +261,7 @@ def ingest_chunks(batches: Iterable[pa.RecordBatch], files: dict[int, list[tuple
 
     for batch in batches:
         for chunk in batch.column(0).to_pylist():
-            out = ingest_chunk(int(chunk), files[int(chunk)], fmt, replace, staging, buckets, known_sources)
+            out = ingest_chunk(int(chunk), files[int(chunk)], fmt, replace, store, name, buckets, known_sources)
             yield pa.RecordBatch.from_pydict(
                 {"chunk": [int(chunk)], "output": [json.dumps(dataclasses.asdict(out), default=_jsonable)]},
                 schema=pa.schema([("chunk", pa.int64()), ("output", pa.string())]))

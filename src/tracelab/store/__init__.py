@@ -344,7 +344,13 @@ def open_store(path: str | os.PathLike[str] | None = None, *, read_only: bool = 
         StoreError: missing, locked (still, after `wait`), corrupt, or written by an unknown
             schema version.
     """
-    target = Path(os.fspath(path) if path is not None else default_store_path())
+    text = os.fspath(path) if path is not None else default_store_path()
+    from tracelab.store import delta
+
+    if delta.is_url(text) or (Path(text).is_dir() and delta.is_delta_store(text)):
+        # a Delta store (tracelab.spark): each table at the version of the store's last commit
+        return _open_parquet(Path(delta.delta_url(text)), buckets, delta.table_datasets(text))
+    target = Path(text)
     if target.is_dir():
         return _open_parquet(target, buckets)
     if not target.exists() and (read_only or not create):
@@ -538,8 +544,11 @@ def _check_version(version: str | None, target: Path) -> None:
         )
 
 
-def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
-    missing = [t for t in TABLES if t not in ADDED_TABLES and not (folder / t).is_dir()]
+def _open_parquet(folder: Path, buckets: Sequence[int] | None = None,
+                  datasets: dict[str, Any] | None = None) -> Store:
+    """A Parquet folder (one Hive-partitioned dataset per table), or the `datasets` of a Delta store."""
+    present = set(datasets) if datasets is not None else {t for t in TABLES + CHECK_TABLES if (folder / t).is_dir()}
+    missing = [t for t in TABLES if t not in ADDED_TABLES and t not in present]
     if missing:
         raise StoreError(f"{folder} is a folder but not a Parquet store (missing {', '.join(missing)}/)")
     import pyarrow.dataset as ds
@@ -547,13 +556,14 @@ def _open_parquet(folder: Path, buckets: Sequence[int] | None = None) -> Store:
     con = interruptible(duckdb.connect(":memory:"))
     try:
         configure_connection(con)
-        saved = tuple(t for t in CHECK_TABLES if (folder / t).is_dir())
+        saved = tuple(t for t in CHECK_TABLES if t in present)
         for table in TABLES + saved:
-            if not (folder / table).is_dir():  # an export made before the table existed
+            if table not in present:  # an export made before the table existed
                 run_script(con, f"store/schema/{table}")
                 continue
             partitioning = "hive" if table in PARTITIONED else None
-            dataset = ds.dataset(folder / table, format="parquet", partitioning=partitioning)
+            dataset = (datasets[table] if datasets is not None
+                       else ds.dataset(folder / table, format="parquet", partitioning=partitioning))
             scanned: Any = dataset
             if buckets is not None and table in PARTITIONED:
                 import pyarrow.compute as pc
