@@ -140,5 +140,5 @@ def test_ctrl_c_during_a_spark_ingest_is_an_interrupt(monkeypatch, tmp_path):
     monkeypatch.setattr(engine, "_parallelism", lambda spark: 1)
     monkeypatch.setattr(engine, "_run_wave", wave)
     chunk = engine._Chunk(index=0, files=[("a.jsonl", None)])
-    with pytest.raises(Interrupted, match="interrupted: 0 of 1 files committed"):
+    with pytest.raises(Interrupted, match="interrupted: nothing was committed"):
         engine._ingest(engine.open_layout(tmp_path / "store", create=True), [chunk], 1, "auto", False, None, None)
