@@ -38,6 +38,9 @@ SAMPLE_RUNS = 10
 """Run ids listed with each not-exercised reason (at most `saved.SAMPLE_RUNS`)."""
 
 
+WHO_FIELDS = ("model", "agent", "case_id")
+"""What the failing-run list shows of each run (sql/view/report/runs_who.sql)."""
+
 @dataclass(frozen=True)
 class Reason:
     """A reason results were left `exercised = no`: how many runs, and the first few of them."""
@@ -138,7 +141,7 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     from tracelab.results.saved import FAILING_RUNS_SAVED, failed_cases, has_view_rows, resolve_run
     from tracelab.store import Store, open_store
     from tracelab.view.runs import read_runs_json
-    from tracelab.view.show import check_leaked_strings, withheld_notice
+    from tracelab.view.show import check_leaked_strings, fields_withheld, withheld_notice
 
     if not isinstance(store, Store):
         with open_store(store, read_only=True, create=False) as opened:
@@ -161,11 +164,9 @@ def build_report(store: Store | str | os.PathLike[str], run_id: str | None = Non
     leaked = check_leaked_strings(con, run_id)
     runs, failures = read_runs_json(con, run_id, episode_ids, leaked)
     who = {r["episode_id"]: r for r in _rows(con, "runs_who", {"runs": episode_ids})}
-    for row in who.values():  # withheld by the rule every stored field follows (a leaked string in it)
-        for name in ("model", "agent", "case_id"):
-            held = [s for s in leaked if row[name] is not None and s.lower() in row[name].lower()]
-            if held:
-                row[name] = withheld_notice(held, name)
+    for row in who.values():  # withheld by the rule every stored field follows (`fields_withheld`)
+        for name, held in fields_withheld({**row, "_marked": True}, WHO_FIELDS, {}, leaked).items():
+            row[name] = withheld_notice(held, name)
     case_ids = list(head["cases"] or []) or list(dict.fromkeys(r["case_id"] for r in assertions))
     by_case: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for name, rows in (("assertions", assertions), ("shown", shown), ("reasons", reasons),
