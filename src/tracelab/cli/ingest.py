@@ -63,12 +63,12 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, agent: 
     """Load trace files, folders (recursively) or globs into the store.
 
     Prints episodes added, skipped (already ingested), merged into an earlier session
-    (a Claude Code sub-agent or continuation file) and quarantined. Bad records
-    go to the `quarantine` table; the valid records of the same file still load.
+    (a Claude Code sub-agent or continuation file) and quarantined, then per format the
+    record types its adapter did not read (a newer agent version's: counted, not
+    quarantined). Bad records go to the `quarantine` table; the valid records of the
+    same file still load.
     --agent and --model fill those fields where the source records none, --tag adds
     tags; episodes already stored are left as they are.
-    Then, per format, the record types its adapter did not read (a newer agent version's:
-    counted, not quarantined).
     Once the input passes 32 MB, records are parsed in worker processes, one per
     CPU ($TRACELAB_WORKERS sets how many; 0 parses in this process only).
     """
