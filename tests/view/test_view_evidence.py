@@ -177,3 +177,10 @@ def test_a_check_saved_without_its_overrides_shows_the_calls_view_resolution(che
         opened.con.execute("UPDATE check_runs SET tools = NULL")
     code, out, _ = run_cli("show", "paid-1", "--store", str(store), "--check", "latest")
     assert code == 0 and "read · registry" in row(out, 5, "tool_call")
+
+
+# item 2 in the report: the case line names the permission types that failed, as `check`'s does
+def test_the_case_line_names_the_permission_types_that_failed(checked):
+    html = report(checked)
+    assert "a permission boundary was crossed: must_not_write, undeclared_writes" in html
+    assert "a permission boundary was crossed<" not in html  # never without the types

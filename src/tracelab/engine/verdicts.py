@@ -10,18 +10,12 @@ from typing import Any
 
 import polars as pl
 
+from tracelab.engine.severity import OTHER_SEVERITY, PERMISSION_TYPES, SEVERITY
 from tracelab.suite.model import Case
 
 STEP_IDX = pl.Int32
 """The dtype of `step_idx` in verdict frames (`check_results.step_idx` is an INTEGER)."""
 
-PERMISSION_TYPES = ("must_not_leak", "must_not_write", "undeclared_writes")
-"""A failed result of these types fails its case whatever min_pass_rate says; also the report's
-severity order: a leak first, then a forbidden write, then an undeclared one (docs/cli.md)."""
-SEVERITY = {kind: rank for rank, kind in enumerate(PERMISSION_TYPES, start=1)}
-"""Severity rank of an assertion type: 1 leak, 2 forbidden write, 3 undeclared write, 4 any other
-(`OTHER_SEVERITY`). Reports list a case's failing assertions by rank, then most failing runs first."""
-OTHER_SEVERITY = len(PERMISSION_TYPES) + 1
 EXAMPLES = 3
 """Example runs each failing assertion shows in the reports (JSON `results` lists them all)."""
 

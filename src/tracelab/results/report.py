@@ -163,7 +163,7 @@ def _case_detail(case: CaseVerdict) -> str:
 
 def crossed(families: tuple[str, ...]) -> str:
     """What a case's permission failures say, naming the failed types: ``a permission boundary was
-    crossed: must_not_leak, undeclared_writes`` (said of a case, never of a reason)."""
+    crossed: must_not_leak, undeclared_writes`` (the case line of the text report and of `view`)."""
     return "a permission boundary was crossed: " + ", ".join(families)
 
 

@@ -98,9 +98,20 @@ def _cases(report: Report) -> str:
     return "".join(html)
 
 
+def _crossed(case: CaseRow) -> str:
+    """The case's permission failures, naming the types that failed, as the text report says them
+    (`results.report.crossed`): from its assertions' counts, in severity order."""
+    from tracelab.engine.severity import PERMISSION_TYPES
+    from tracelab.results.report import crossed
+
+    failed = {a.assertion_type for a in case.assertions if a.passed < a.runs}
+    named = tuple(kind for kind in PERMISSION_TYPES if kind in failed)
+    return crossed(named) if named else "a permission boundary was crossed"
+
+
 def _case(index: int, case: CaseRow) -> str:
     mark = "FAIL" if not case.passed else "ok"
-    why = "; a permission boundary was crossed" if case.permission else ""
+    why = f"; {_crossed(case)}" if case.permission else ""
     runs = "no run selected" if case.runs == 0 else f"{case.runs_passed:,}/{case.runs:,} runs passed"
     failed = (f" · {case.failed_results:,} failed result{'' if case.failed_results == 1 else 's'}"
               if case.failed_results else "")
