@@ -250,3 +250,11 @@ def test_a_leak_only_the_transcript_search_locates_is_withheld(sample_store, mon
     assert {"w": s.index(withheld_notice([needle], "text"))} in step[5]
     assert not any(isinstance(p, int) and s[p] in text_before for p in step[5])
     assert run["tail"][0] == [s.index("output"), [{"w": s.index(withheld_notice([needle], "output"))}]]
+
+
+def test_counts_read_in_the_singular_where_there_is_one(sample_store, tmp_path):
+    html = written(sample_store, tmp_path)
+    assert "1/1 run passed" in html and "1/1 runs passed" not in html  # refund-golden-path: one run
+    store, _ = sample_store
+    code, out, _ = run_cli("view", "--store", str(store), "-o", str(tmp_path / "again.html"))
+    assert code == 0 and re.search(r"\d+/\d+ cases passed, \d+ runs with their steps", out), out

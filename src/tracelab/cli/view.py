@@ -8,6 +8,7 @@ import click
 
 from tracelab.cli.options import check_writable, store_option
 from tracelab.errors import Interrupted, is_interrupt
+from tracelab.words import plural
 
 MAX_RUNS_CAP = 2**31 - 1
 """`--max-runs` past this is taken as this (more failing runs than any store holds)."""
@@ -53,10 +54,10 @@ def view(run_id: str | None, output: str, max_runs: int, store_path: str | None)
             gc.enable()
     s = report.summary
     left_out = sum(case.left_out for case in report.cases)
-    note = f"; {left_out:,} failing runs left out (--max-runs {max_runs})" if left_out else ""
+    note = f"; {plural(left_out, 'failing run')} left out (--max-runs {max_runs})" if left_out else ""
     click.echo(f"wrote {output} ({size / 1e6:.1f} MB) in {time.perf_counter() - clock:.1f} s: check "
-               f"{report.run_id}, {s['cases_passed']}/{s['cases']} cases passed, {len(report.runs):,} runs "
-               f"with their steps{note}")
+               f"{report.run_id}, {s['cases_passed']}/{plural(s['cases'], 'case')} passed, "
+               f"{plural(len(report.runs), 'run')} with their steps{note}")
 
 
 COMMANDS = [view]

@@ -112,7 +112,8 @@ def _crossed(case: CaseRow) -> str:
 def _case(index: int, case: CaseRow) -> str:
     mark = "FAIL" if not case.passed else "ok"
     why = f"; {_crossed(case)}" if case.permission else ""
-    runs = "no run selected" if case.runs == 0 else f"{case.runs_passed:,}/{case.runs:,} runs passed"
+    runs = ("no run selected" if case.runs == 0
+            else f"{case.runs_passed:,}/{case.runs:,} run{'' if case.runs == 1 else 's'} passed")
     failed = (f" · {case.failed_results:,} failed result{'' if case.failed_results == 1 else 's'}"
               if case.failed_results else "")
     tone = "fail" if not case.passed else "ok"
