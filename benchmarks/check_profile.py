@@ -124,7 +124,7 @@ def main() -> None:
     clock = Clock()
     evaluate._fetch = clock.wrap("python: fetch rows (_fetch)", evaluate._fetch)
     evaluate._named = clock.wrap("python: name the rows (_named)", evaluate._named)
-    evaluate.build_result = clock.wrap("python: case verdicts (build_result)", evaluate.build_result)
+    evaluate.summarize = clock.wrap("python: case verdicts (summarize)", evaluate.summarize)
     evaluate._select = clock.wrap("select runs (_select)", evaluate._select)
     evaluate._run_families = clock.wrap("families (_run_families)", evaluate._run_families)
     evaluate.validate_calls = clock.wrap("python: args_valid schemas", evaluate.validate_calls)

@@ -82,15 +82,19 @@ def test_json_junit_and_text_name_the_step(checked):
 def test_a_store_saved_before_step_idx_still_opens(checked):
     suite, store_path = checked
     check(store_path, suite)
-    with duckdb.connect(str(store_path)) as con:  # as an earlier tracelab wrote it
-        con.execute("ALTER TABLE check_results DROP COLUMN step_idx")
+    with duckdb.connect(str(store_path)) as con:  # as an earlier tracelab wrote it: every row in a table
+        con.execute("CREATE TABLE rows_kept AS SELECT * EXCLUDE (step_idx) FROM check_results")
+        con.execute("DROP VIEW check_results")
+        con.execute("DROP TABLE check_selected")
+        con.execute("DROP TABLE check_exceptions")
+        con.execute("ALTER TABLE rows_kept RENAME TO check_results")
         con.execute("ALTER TABLE check_runs DROP COLUMN failed_cases")
     code, out, err = run_cli("show", "in-result", "--store", str(store_path), "--check", "latest")
     assert (code, err) == (0, "")
     assert "must_not_leak[0]" in out
     code, _, err = run_cli("view", "--store", str(store_path), "-o", str(store_path.parent / "r.html"))
     assert (code, err) == (0, "")
-    with open_store(store_path) as store:  # read-write: the column is added back
+    with open_store(store_path) as store:  # read-write: the rows move to the view, the column added back
         assert store.sql("SELECT count(step_idx) AS n FROM check_results")["n"].item() == 0
     run = check(store_path, suite)
     assert leak_steps(run.verdicts)["in-result"] == 2

@@ -248,5 +248,5 @@ def test_query_count_does_not_grow_with_the_number_of_runs(store, tmp_path, size
     # 13 preparations (selection by case id, by `select` keys, the `where`'s columns and rows
     # copied to its sandbox, the selected runs by `where`, the selected runs; tools, chk_out, the
     # needles lowered, transcript, the needles found, matcher hits, retrieval), 22 family
-    # queries, args_valid's fetch and insert, the verdicts, the cleanup
-    assert counting.queries == 39
+    # queries, args_valid's fetch and insert, the verdicts, the runs each case selected, the cleanup
+    assert counting.queries == 40

@@ -109,14 +109,5 @@ CREATE TABLE IF NOT EXISTS check_runs (
                                 -- resolve effects as the check did (NULL: saved without them)
 );
 
-CREATE TABLE IF NOT EXISTS check_results (
-    run_id         VARCHAR NOT NULL,
-    case_id        VARCHAR,
-    assertion_id   VARCHAR,
-    assertion_type VARCHAR,
-    episode_id     VARCHAR,
-    passed         BOOLEAN,
-    exercised      VARCHAR,
-    reason         VARCHAR,
-    step_idx       INTEGER      -- where the failure happened (docs/cli.md §6); NULL: the run as a whole
-);
+-- check_results, one row per (case, assertion, run) of each saved check, is a view
+-- (store/schema/check_results.sql) over check_selected, check_assertions and check_exceptions.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -17,9 +18,10 @@ import duckdb
 import polars as pl
 
 from tracelab.engine.args_valid import validate_calls
+from tracelab.engine.columns import NOT_PLAIN_PASS
 from tracelab.engine.compile import Plan, compile_suite
 from tracelab.engine.needles import lower_needles, prefilter_re2, withhold_reasons
-from tracelab.engine.verdicts import STEP_IDX, CheckResult, build_result
+from tracelab.engine.verdicts import STEP_IDX, CheckResult, summarize
 from tracelab.errors import UsageError
 from tracelab.frames import ArrowStream
 from tracelab.sqlfiles import load_sql, run_script
@@ -33,7 +35,7 @@ _NUMBER_CHARACTERS = frozenset("0123456789.e+-")
 def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
              cases: Iterable[str] | None = None, categories: Iterable[str] | None = None,
              strict: bool = False, since: datetime | None = None,
-             carried: pl.DataFrame | None = None) -> CheckResult:
+             carried: Carried | None = None) -> CheckResult:
     """Check `suite` against the runs stored behind `con`.
 
     Args:
@@ -43,8 +45,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
         categories: check only cases of these categories.
         strict: count a run with an `exercised = no` row as failed (rows stay as they are).
         since: evaluate only runs ingested after this instant (an incremental check).
-        carried: with `since`, the verdict rows of an earlier check of the same suite; its
-            rows for runs not ingested since are kept as they are.
+        carried: with `since`, what an earlier check of the same suite found; its rows for runs
+            not ingested since are kept as they are.
 
     Raises:
         UsageError: an unknown case id or category.
@@ -58,13 +60,40 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             if since is not None:
                 run_script(con, "engine/assertions/_since", {"since": since})
             _run_families(con, plan)
-            verdicts = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
-                                        plan.frames["p_must_not_leak"]["needle"])
+            notable = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
+                                       plan.frames["p_must_not_leak"]["needle"])
+            selection = _fetch(con, "SELECT case_id, episode_id FROM chk_sel")
             if carried is not None:
-                verdicts = _merge(con, verdicts, carried, since)
+                notable, selection = carried.merged(con, since, notable, selection)
         finally:
             con.execute(load_sql("engine/assertions/_cleanup"))
-    return build_result(suite.name, chosen, verdicts, strict)
+    return summarize(suite.name, chosen, notable, selection, result_units(plan), strict)
+
+
+def result_units(plan: Plan) -> pl.DataFrame:
+    """(case_id, assertion_id, assertion_type): each checked case's results in suite order
+    (`CheckResult.units`)."""
+    return (plan.frames["p_units"].filter(pl.col("parent_id").is_null())
+            .sort("unit_id").select("case_id", "assertion_id", "assertion_type"))
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What an earlier check of the same suite found (`check --since`): its notable rows
+    (`CheckResult.notable`) and the runs each case selected (`CheckResult.selection`)."""
+
+    notable: pl.DataFrame
+    selection: pl.DataFrame
+
+    def merged(self, con: duckdb.DuckDBPyConnection, since: datetime | None, notable: pl.DataFrame,
+               selection: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The fresh rows and selection, after the earlier ones of runs not (re-)ingested since."""
+        renewed = _fetch(con, "SELECT episode_id FROM episodes WHERE ingested_at > $since",
+                         {"since": since})["episode_id"].implode()
+        kept = self.notable.filter(~pl.col("episode_id").is_in(renewed))
+        return (pl.concat([kept.select(notable.columns).cast(notable.schema), notable]),
+                pl.concat([self.selection.filter(~pl.col("episode_id").is_in(renewed))
+                           .select(selection.columns).cast(selection.schema), selection]))
 
 
 def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
@@ -74,17 +103,6 @@ def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     return rows.join(units, on="unit_id", how="left", maintain_order="left").select(
         "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason",
         pl.col("step_idx").cast(STEP_IDX))
-
-
-def _merge(con: duckdb.DuckDBPyConnection, fresh: pl.DataFrame, carried: pl.DataFrame,
-           since: datetime | None) -> pl.DataFrame:
-    """The fresh rows, plus the carried rows of runs that were not (re-)ingested since."""
-    renewed = _fetch(con, "SELECT episode_id FROM episodes WHERE ingested_at > $since",
-                     {"since": since})["episode_id"]
-    kept = carried.filter(~pl.col("episode_id").is_in(renewed.implode()))
-    if "step_idx" not in kept.columns:  # rows saved before check_results had the column
-        kept = kept.with_columns(step_idx=pl.lit(None, STEP_IDX))
-    return pl.concat([kept.select(fresh.columns).cast(fresh.schema), fresh])
 
 
 def choose_cases(suite: Suite, cases: Iterable[str] | None,
@@ -173,15 +191,15 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
         if plan.has(query.table, **dict(query.where)):
             # BY NAME: a family that locates no failure leaves step_idx NULL
             family_sql = load_sql(f"engine/assertions/{query.name}")
-            con.execute(f"INSERT INTO chk_out BY NAME SELECT * FROM (\n{family_sql}\n)")
+            con.execute(f"INSERT INTO chk_out BY NAME SELECT * FROM (\n{family_sql}\n) WHERE {NOT_PLAIN_PASS}")
     if plan.has("p_args_valid"):
         calls = _fetch(con, load_sql("engine/assertions/args_valid"))
         rows = validate_calls(calls, plan.schema_checks)
         con.register("chk_args_valid", ArrowStream(rows))
         try:
-            con.execute("INSERT INTO chk_out BY NAME SELECT * FROM chk_args_valid")
+            con.execute(f"INSERT INTO chk_out BY NAME SELECT * FROM chk_args_valid WHERE {NOT_PLAIN_PASS}")
         finally:
             con.unregister("chk_args_valid")
 
 
-__all__ = ["choose_cases", "evaluate"]
+__all__ = ["Carried", "choose_cases", "evaluate", "result_units"]

@@ -6,10 +6,12 @@ Rendering (text, JSON envelope, JUnit) and saving to `check_results` build on
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any
 
 import polars as pl
 
+from tracelab.engine.columns import RESULT_COLUMNS
 from tracelab.engine.severity import OTHER_SEVERITY, PERMISSION_TYPES, SEVERITY
 from tracelab.suite.model import Case
 
@@ -94,24 +96,40 @@ class Summary:
 class CheckResult:
     """Everything a check found.
 
+    A check's verdict rows are one per (case, assertion, run the case selected); most are plain
+    passes (passed, exercised `yes`, no reason, no step: 82 % at 100k runs of
+    benchmarks/suite.yaml). The result holds the others (`notable`) and what the plain passes
+    follow from (`selection` times `units`); `verdicts` builds every row when asked.
+
     Attributes:
         suite: the suite's name.
-        verdicts: one row per (case, assertion, run): case_id, assertion_id,
-            assertion_type, episode_id, passed, exercised (yes/no/unknown), reason, step_idx
-            (the step that decides a failure; null on a pass and where the run as a whole
-            decides: docs/cli.md §6, docs/suites.md §5).
+        notable: the rows that are not plain passes (`NOT_PLAIN_PASS`), in verdict order:
+            case_id, assertion_id, assertion_type, episode_id, passed, exercised (yes/no/unknown),
+            reason, step_idx (the step that decides a failure; null on a pass and where the run as
+            a whole decides: docs/cli.md §6, docs/suites.md §5).
+        selection: (case_id, episode_id), the runs each checked case selected.
+        units: (case_id, assertion_id, assertion_type), each checked case's results in suite order.
         cases: the checked cases in suite order.
         summary: the counts over all of them.
+        per_run: `runs_of_cases` of the notable rows: the (case, run) pairs with one (a pair
+            without one passed every result of the case).
         strict: whether a run with an `exercised = no` row counted as failed.
     """
 
     suite: str
-    verdicts: pl.DataFrame
+    notable: pl.DataFrame
+    selection: pl.DataFrame
+    units: pl.DataFrame
     cases: tuple[CaseVerdict, ...]
     summary: Summary
     per_run: pl.DataFrame
-    """`runs_of_cases` of the verdicts (what `check` saves for `view` is found from it)."""
     strict: bool = False
+
+    @cached_property
+    def verdicts(self) -> pl.DataFrame:
+        """Every verdict row, by assertion (in suite order), then run: the notable rows and the
+        plain passes of the selection (`expand`)."""
+        return expand(self.notable, self.selection, self.units)
 
     @property
     def passed(self) -> bool:
@@ -122,12 +140,12 @@ class CheckResult:
         """The rows a report lists: failures and `exercised = no` passes, or all of them."""
         if all_results:
             return self.verdicts
-        return self.verdicts.filter(~pl.col("passed") | (pl.col("exercised") == "no"))
+        return self.notable.filter(~pl.col("passed") | (pl.col("exercised") == "no"))
 
     def failed_assertions(self, examples: int | None = EXAMPLES) -> list[FailedAssertion]:
         """Every failing assertion of every case, in report order, with `examples` runs each
         (None: all of them; `failed_assertions`)."""
-        return failed_assertions(self.verdicts, [case.id for case in self.cases], examples)
+        return failed_assertions(self.notable, [case.id for case in self.cases], examples)
 
     def to_json_dict(self, all_results: bool = False) -> dict[str, Any]:
         """`summary`, `cases`, `failures` and `results` of `check --format json` (no envelope fields)."""
@@ -151,6 +169,31 @@ class CheckResult:
             for r in self.reported(all_results).iter_rows(named=True)
         ]
         return {"summary": asdict(self.summary), "cases": cases, "failures": failures, "results": results}
+
+
+def not_plain_pass() -> pl.Expr:
+    """`engine.columns.NOT_PLAIN_PASS` in Polars (a NULL `passed` or `exercised` counts as notable)."""
+    plain = pl.col("passed") & (pl.col("exercised") == "yes") & pl.col("reason").is_null()
+    return ~plain.fill_null(False)
+
+
+def expand(notable: pl.DataFrame, selection: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """Every verdict row: each unit of a case times the runs it selected, a plain pass where
+    `notable` has no row; by unit (in `units` order), then run."""
+    keys = ["case_id", "assertion_id", "episode_id"]
+    ordered = units.with_row_index("unit_pos")
+    rows = (ordered.join(selection, on="case_id", how="inner")
+            .join(notable.drop("assertion_type"), on=keys, how="left")
+            .with_columns(passed=pl.col("passed").fill_null(True),
+                          exercised=pl.col("exercised").fill_null("yes"))
+            .sort("unit_pos", "episode_id"))
+    return rows.select(*RESULT_COLUMNS).cast(RESULT_SCHEMA)
+
+
+RESULT_SCHEMA = pl.Schema({"case_id": pl.Utf8(), "assertion_id": pl.Utf8(), "assertion_type": pl.Utf8(),
+                           "episode_id": pl.Utf8(), "passed": pl.Boolean(), "exercised": pl.Utf8(),
+                           "reason": pl.Utf8(), "step_idx": STEP_IDX()})
+"""The dtypes of a verdict row's columns (`engine.columns.RESULT_COLUMNS`)."""
 
 
 def failed_assertions(verdicts: pl.DataFrame, case_order: list[str], examples: int | None = EXAMPLES
@@ -209,37 +252,64 @@ def _same_writes(failed: pl.DataFrame) -> pl.DataFrame:
 
 def build_result(suite: str, cases: tuple[Case, ...], verdicts: pl.DataFrame,
                  strict: bool) -> CheckResult:
-    """Case verdicts and summary counts from the verdict rows (docs/suites.md §5).
+    """Case verdicts and summary counts from every verdict row (docs/suites.md §5), as a check that
+    gave them row by row (`check --engine spark`, a check saved whole) has them.
 
     Every selected run has at least one row (the always-on `undeclared_writes`),
     so the rows alone say which runs each case selected.
     """
-    per_run = runs_of_cases(verdicts, strict)
+    verdicts = verdicts.select(*RESULT_COLUMNS).cast(RESULT_SCHEMA)
+    result = summarize(suite, cases, *compact(verdicts), strict)
+    result.__dict__["verdicts"] = verdicts  # the rows as given (`verdicts` is a cached property)
+    return result
+
+
+def compact(verdicts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(notable, selection, units) of every verdict row (`CheckResult`'s), each in the rows' order;
+    `step_idx` is null when the rows lack it (saved before it existed)."""
+    if "step_idx" not in verdicts.columns:
+        verdicts = verdicts.with_columns(step_idx=pl.lit(None, STEP_IDX))
+    verdicts = verdicts.select(*RESULT_COLUMNS).cast(RESULT_SCHEMA)
+    return (verdicts.filter(not_plain_pass()),
+            verdicts.select("case_id", "episode_id").unique(maintain_order=True),
+            verdicts.select("case_id", "assertion_id", "assertion_type").unique(maintain_order=True))
+
+
+def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, selection: pl.DataFrame,
+              units: pl.DataFrame, strict: bool) -> CheckResult:
+    """Case verdicts and summary counts (docs/suites.md §5) from a check's notable rows, the runs each
+    case selected and each case's results: a (case, run) pair without a notable row passed every
+    result of the case."""
+    per_run = runs_of_cases(notable, strict)
+    selected = dict(selection.group_by("case_id").len().iter_rows())
     per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
-        runs=pl.len(), runs_passed=pl.col("ok").sum(), permission=pl.col("permission").any(),
+        failing=(~pl.col("ok")).sum(), permission=pl.col("permission").any(),
     ).iter_rows(named=True)}
-    families = _permission_families(verdicts)
-    verdict_list = tuple(_case_verdict(case, per_case.get(case.id), families.get(case.id, ()))
-                         for case in cases)
-    runs = per_run.group_by("episode_id").agg(ok=pl.col("ok").all())
-    exercised = verdicts["exercised"]
+    families = _permission_families(notable)
+    verdict_list = tuple(_case_verdict(case, selected.get(case.id, 0), per_case.get(case.id),
+                                       families.get(case.id, ())) for case in cases)
+    runs = selection["episode_id"].n_unique()
+    failing_runs = per_run.filter(~pl.col("ok"))["episode_id"].n_unique()
+    n_units = dict(units.group_by("case_id").len().iter_rows())
+    exercised = notable["exercised"]
     summary = Summary(
         cases=len(verdict_list),
         cases_passed=sum(case.passed for case in verdict_list),
-        runs=runs.height,
-        runs_passed=int(runs["ok"].sum()),
-        results=verdicts.height,
-        failed=int((~verdicts["passed"]).sum()),
+        runs=runs,
+        runs_passed=runs - failing_runs,
+        results=sum(count * n_units.get(case_id, 0) for case_id, count in selected.items()),
+        failed=int((~notable["passed"]).sum()),
         not_exercised=int((exercised == "no").sum()),
         unknown=int((exercised == "unknown").sum()),
     )
-    return CheckResult(suite, verdicts, verdict_list, summary, per_run, strict)
+    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run, strict)
 
 
 def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:
-    """One row per (case, run) the case selected: case_id, episode_id; `ok`, whether the run passed
-    every result of the case (with `strict`, none of them `exercised = no` either); `permission`,
-    whether it failed a permission result (docs/suites.md §5); `failed`, how many results it failed."""
+    """One row per (case, run) of the rows (all of them, or the notable ones): case_id, episode_id;
+    `ok`, whether the run passed every result of the case (with `strict`, none of them
+    `exercised = no` either); `permission`, whether it failed a permission result (docs/suites.md
+    §5); `failed`, how many results it failed."""
     run_ok = pl.col("passed")
     if strict:
         run_ok = run_ok & (pl.col("exercised") != "no")
@@ -259,11 +329,12 @@ def _permission_families(verdicts: pl.DataFrame) -> dict[str, tuple[str, ...]]:
     return {case_id: tuple(k for k in PERMISSION_TYPES if k in kinds) for case_id, kinds in found.items()}
 
 
-def _case_verdict(case: Case, counts: dict[str, Any] | None, families: tuple[str, ...]) -> CaseVerdict:
-    if counts is None:
+def _case_verdict(case: Case, runs: int, counts: dict[str, Any] | None, families: tuple[str, ...]) -> CaseVerdict:
+    if not runs:
         return CaseVerdict(case.id, case.category, 0, 0, None, case.min_pass_rate,
                            case.allow_no_runs, False)
-    runs, runs_passed = counts["runs"], int(counts["runs_passed"])
+    counts = counts or {"failing": 0, "permission": False}
+    runs_passed = runs - int(counts["failing"])
     # a relative tolerance, so that 99 of 100 runs meet 0.99 despite floating point
     needed = case.min_pass_rate * runs
     enough = runs_passed >= needed - 1e-9 * max(1.0, needed)
@@ -272,5 +343,6 @@ def _case_verdict(case: Case, counts: dict[str, Any] | None, families: tuple[str
                        bool(counts["permission"]), families)
 
 
-__all__ = ["EXAMPLES", "PERMISSION_TYPES", "SEVERITY", "STEP_IDX", "CaseVerdict", "CheckResult", "Example",
-           "FailedAssertion", "Summary", "build_result", "failed_assertions", "runs_of_cases"]
+__all__ = ["EXAMPLES", "PERMISSION_TYPES", "RESULT_SCHEMA", "SEVERITY", "STEP_IDX",
+           "CaseVerdict", "CheckResult", "Example", "FailedAssertion", "Summary", "build_result", "compact", "expand",
+           "failed_assertions", "not_plain_pass", "runs_of_cases", "summarize"]

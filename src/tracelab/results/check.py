@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
+    from tracelab.engine.evaluate import Carried
     from tracelab.engine.verdicts import CheckResult
     from tracelab.store import Store
     from tracelab.suite.model import Case, Suite
@@ -148,8 +149,8 @@ def check_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ...]
-                 ) -> tuple[datetime, pl.DataFrame]:
-    """When run `run_id` started, and its verdict rows for the chosen cases (`check --since`).
+                 ) -> tuple[datetime, Carried]:
+    """When run `run_id` started, and what it found for the chosen cases (`check --since`).
 
     Raises:
         UsageError: no such saved run, another suite (or another version of it), a run
@@ -177,13 +178,9 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
     missing = [case.id for case in chosen if case.id not in (checked or [])]
     if missing:
         raise UsageError(f"--since {run_id}: that run did not check case {missing[0]!r}; run a full check first")
-    from tracelab.results.saved import result_columns
+    from tracelab.results.saved import saved_rows
 
-    carried = store.sql(
-        f"SELECT {result_columns(store.con)} FROM check_results WHERE run_id = ? AND list_contains(?, case_id)",
-        [run_id, [case.id for case in chosen]],
-    )
-    return started, carried
+    return started, saved_rows(store.con, run_id, [case.id for case in chosen])
 
 
 def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started: datetime,
@@ -205,13 +202,15 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      [case.id for case in result.cases if not case.passed], result.summary.runs,
                      runs_failed(result),
                      tool_overrides(suite)])
-        # the verdict rows as DuckDB scans them (no run_id column built per row, no pyarrow)
-        con.register("chk_saved", ArrowStream(result.verdicts))
-        try:
-            con.execute(f"INSERT INTO check_results (run_id, {', '.join(result.verdicts.columns)}) "
-                        "SELECT $run_id, * FROM chk_saved", {"run_id": run_id})
-        finally:
-            con.unregister("chk_saved")
+        # the rows that are not plain passes, and the runs each case selected, as DuckDB scans them
+        # (no run_id column built per row, no pyarrow): check_results lists them with the plain passes
+        for table, frame in (("check_exceptions", result.notable), ("check_selected", result.selection)):
+            con.register("chk_saved", ArrowStream(frame))
+            try:
+                con.execute(f"INSERT INTO {table} (run_id, {', '.join(frame.columns)}) "
+                            "SELECT $run_id, * FROM chk_saved", {"run_id": run_id})
+            finally:
+                con.unregister("chk_saved")
         for table, frame in rows.items():
             insert_arrow(con, table, frame.with_columns(run_id=pl.lit(run_id)))
         con.commit()

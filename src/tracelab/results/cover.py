@@ -154,30 +154,34 @@ def cover(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
 
 
 def _table(run: CheckRun) -> pl.DataFrame:
-    verdicts = run.verdicts
+    notable = run.result.notable
     exercised = pl.col("exercised")
-    counts = verdicts.group_by("case_id", "assertion_id").agg(
-        runs=pl.len(),
-        passed=pl.col("passed").sum(),
-        exercised_yes=(exercised == "yes").sum(),
+    # a case's assertion has a result per run the case selected; those without a notable row are
+    # plain passes (passed, exercised yes)
+    runs = pl.DataFrame([(case.id, case.runs) for case in run.result.cases],
+                        schema={"case_id": pl.Utf8, "runs": pl.Int64}, orient="row")
+    counts = notable.group_by("case_id", "assertion_id").agg(
+        failed=(~pl.col("passed")).sum(),
         exercised_no=(exercised == "no").sum(),
         exercised_unknown=(exercised == "unknown").sum(),
     )
     reasons = (
-        verdicts.filter(exercised == "no")
+        notable.filter(exercised == "no")
         .group_by("case_id", "assertion_id", "reason").agg(runs=pl.len())
         .sort(["runs", "reason"], descending=[True, False], nulls_last=True)
         .group_by("case_id", "assertion_id", maintain_order=True)
         .agg(not_exercised_reasons=pl.struct("reason", "runs"))
     )
     keys = ["case_id", "assertion_id"]
-    count_columns = ["runs", "passed", "exercised_yes", "exercised_no", "exercised_unknown"]
+    count_columns = ["runs", "failed", "exercised_no", "exercised_unknown"]
     table = (
-        _units(run).join(counts, on=keys, how="left").join(reasons, on=keys, how="left")
+        _units(run).join(runs, on="case_id", how="left").join(counts, on=keys, how="left")
+        .join(reasons, on=keys, how="left")
         .with_columns(pl.col(count_columns).fill_null(0).cast(pl.Int64),
                       pl.col("not_exercised_reasons").fill_null(pl.lit([], pl.List(_REASON))))
-        .with_columns(failed=pl.col("runs") - pl.col("passed"),
-                      exercised_rate=pl.when(pl.col("runs") > 0)
+        .with_columns(passed=pl.col("runs") - pl.col("failed"),
+                      exercised_yes=pl.col("runs") - pl.col("exercised_no") - pl.col("exercised_unknown"))
+        .with_columns(exercised_rate=pl.when(pl.col("runs") > 0)
                       .then(pl.col("exercised_yes") / pl.col("runs")))
     )
     status = (pl.when(pl.col("runs") == 0).then(pl.lit("no_runs"))

@@ -16,7 +16,7 @@ from tracelab.words import plural
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracelab.engine.verdicts import CaseVerdict, Example, FailedAssertion
+    from tracelab.engine.verdicts import CaseVerdict, CheckResult, Example, FailedAssertion
     from tracelab.results.check import CheckRun
 
 PASSES_SHOWN = 20
@@ -55,13 +55,17 @@ def _escape(match: re.Match[str]) -> str:
     return _ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
 
 
-def never_exercised(verdicts: pl.DataFrame) -> pl.DataFrame:
-    """(case_id, assertion_id) pairs that no selected run exercised (every row `exercised = no`)."""
+def never_exercised(result: CheckResult) -> pl.DataFrame:
+    """(case_id, assertion_id) pairs that no selected run exercised (every one of the case's runs has an
+    `exercised = no` row)."""
     import polars as pl
 
-    return (verdicts.group_by("case_id", "assertion_id", maintain_order=True)
-            .agg(never=(pl.col("exercised") == "no").all())
-            .filter(pl.col("never")).drop("never"))
+    runs = pl.DataFrame([(case.id, case.runs) for case in result.cases if case.runs],
+                        schema={"case_id": pl.Utf8, "runs": pl.Int64}, orient="row")
+    return (result.notable.filter(pl.col("exercised") == "no")
+            .group_by("case_id", "assertion_id", maintain_order=True).len()
+            .join(runs, on="case_id", maintain_order="left")
+            .filter(pl.col("len") == pl.col("runs")).select("case_id", "assertion_id"))
 
 
 def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False) -> str:
@@ -84,7 +88,7 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
             lines.extend(_assertion_lines(failed, case.runs))
         if passes is not None:
             lines.extend(_pass_lines(passes.filter(pl.col("case_id") == case.id)))
-    never = never_exercised(result.verdicts).height
+    never = never_exercised(result).height
     if never:
         word = "assertion was" if never == 1 else "assertions were"
         lines.append(style(f"  note  {never} {word} never exercised: see `tracelab cover`", fg="yellow"))
@@ -244,8 +248,7 @@ def render_junit(run: CheckRun) -> str:
                                     type=mine[0].assertion_type if mine else "no_runs")
             # the text report's lines, less its case indentation (8 columns)
             failure.text = "\n".join(line[8:] for a in mine for line in _assertion_lines(a, case.runs))
-        rows = result.verdicts.filter(pl.col("case_id") == case.id)
-        not_exercised = rows.filter(pl.col("exercised") == "no")
+        not_exercised = result.notable.filter(pl.col("case_id") == case.id, pl.col("exercised") == "no")
         if not_exercised.height:
             out = ET.SubElement(element, "system-out")
             out.text = "\n".join(f"not exercised: {_junit_line(r)}" for r in not_exercised.iter_rows(named=True))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tracelab.engine.columns import RESULT_COLUMNS
 from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql
 
@@ -23,11 +24,9 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
+    from tracelab.engine.evaluate import Carried
     from tracelab.engine.verdicts import CheckResult
 
-RESULT_COLUMNS = ("case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised",
-                  "reason", "step_idx")
-"""The columns of a verdict row as `check_results` holds them (run_id aside)."""
 VIEW_TABLES = ("check_cases", "check_failing_runs", "check_assertions", "check_reasons")
 """What a check saves for `tracelab view` besides its results (sql/store/schema/<table>.sql)."""
 REASONS_SAVED = 5
@@ -62,29 +61,79 @@ class CaseRuns:
 @dataclass(frozen=True)
 class SavedResult:
     """A saved check's results read back from check_results (`read_result`), with what `view_rows`
-    and `runs_failed` read of a `CheckResult`: the verdict rows in the order written, the cases
-    that selected runs, and the (case, run) pairs that failed."""
+    and `runs_failed` read of a `CheckResult`."""
 
-    verdicts: pl.DataFrame
-    """case_id, assertion_id, assertion_type, episode_id, passed, exercised, reason."""
+    notable: pl.DataFrame
+    """The rows that are not plain passes, as `CheckResult.notable`."""
+    units: pl.DataFrame
+    """(case_id, assertion_id, assertion_type) in the order the rows came, as `CheckResult.units`."""
     cases: tuple[CaseRuns, ...]
     """The cases with results; a case's runs are the distinct runs with results of it."""
     per_run: pl.DataFrame
-    """`runs_of_cases` of the verdicts, as `CheckResult.per_run`."""
+    """`runs_of_cases` of the notable rows, as `CheckResult.per_run`."""
+    runs: int
+    """The distinct runs with results (`Summary.runs`)."""
 
 
 def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
-    """Saved check `run_id`'s check_results rows, in the order the check wrote them (`pos` in
-    `view_rows` numbers them so): scanned as stored (sql/view/report/results.sql), since a Parquet
-    store's check_results (a view over check_results/, `check --engine spark`) has no rowid."""
+    """Saved check `run_id`'s results: from the store's check_exceptions, check_selected and
+    check_assertions (by `pos`, the suite's order), or, in a store holding check_results row by row,
+    from its rows in the order the check wrote them (`pos` in `view_rows` numbers them so): scanned
+    as stored (sql/view/report/results.sql), since a Parquet store's check_results (a view over
+    check_results/, `check --engine spark`) has no rowid."""
     import polars as pl
 
-    from tracelab.engine.verdicts import runs_of_cases
+    from tracelab.engine.verdicts import RESULT_SCHEMA, compact, runs_of_cases
 
-    verdicts = pl.DataFrame(con.sql(load_sql("view/report/results"), params={"run": run_id}))
-    per_run = runs_of_cases(verdicts)
-    cases = tuple(CaseRuns(case_id, runs) for case_id, runs in per_run.group_by("case_id").len().iter_rows())
-    return SavedResult(verdicts, cases, per_run)
+    params = {"run": run_id}
+    if compact_results(con):
+        notable = pl.DataFrame(con.sql(f"SELECT {', '.join(RESULT_COLUMNS)} FROM check_exceptions "
+                                       "WHERE run_id = $run ORDER BY case_id, assertion_id, episode_id",
+                                       params=params)).cast(RESULT_SCHEMA)
+        selection = pl.DataFrame(con.sql("SELECT case_id, episode_id FROM check_selected WHERE run_id = $run "
+                                         "ORDER BY case_id, episode_id", params=params))
+        units = pl.DataFrame(con.sql("SELECT case_id, assertion_id, assertion_type FROM check_assertions "
+                                     "WHERE run_id = $run ORDER BY pos", params=params))
+    else:
+        notable, selection, units = compact(pl.DataFrame(con.sql(load_sql("view/report/results"), params=params)))
+    cases = tuple(CaseRuns(case_id, runs) for case_id, runs in selection.group_by("case_id", maintain_order=True)
+                  .len().iter_rows())
+    return SavedResult(notable, units, cases, runs_of_cases(notable), selection["episode_id"].n_unique())
+
+
+def compact_results(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store keeps its results compact (`check_exceptions`, `check_selected`: a store
+    written or opened for writing by this tracelab), rather than row by row in a `check_results`
+    table (a read-only store of an earlier one) or dataset (a Parquet or Delta store)."""
+    return bool(con.execute("SELECT count(*) = 2 FROM duckdb_tables() WHERE NOT temporary "
+                            "AND table_name IN ('check_exceptions', 'check_selected')").fetchall()[0][0])
+
+
+def notable_results(con: duckdb.DuckDBPyConnection) -> str:
+    """The relation that holds every saved result that is not a plain pass (failures among them),
+    with check_results' columns: `check_exceptions`, or check_results itself where it is stored
+    row by row (`compact_results`)."""
+    return "check_exceptions" if compact_results(con) else "check_results"
+
+
+def saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str]) -> Carried:
+    """What saved check `run_id` found for these cases (`check --since` carries it over)."""
+    import polars as pl
+
+    from tracelab.engine.evaluate import Carried
+    from tracelab.engine.verdicts import RESULT_SCHEMA, compact
+
+    params = {"run": run_id, "cases": case_ids}
+    if compact_results(con):
+        notable = pl.DataFrame(con.sql(f"SELECT {', '.join(RESULT_COLUMNS)} FROM check_exceptions "
+                                       "WHERE run_id = $run AND list_contains($cases, case_id)", params=params))
+        selection = pl.DataFrame(con.sql("SELECT case_id, episode_id FROM check_selected "
+                                         "WHERE run_id = $run AND list_contains($cases, case_id)", params=params))
+        return Carried(notable.cast(RESULT_SCHEMA), selection)
+    rows = pl.DataFrame(con.sql(f"SELECT {result_columns(con)} FROM check_results "
+                                "WHERE run_id = $run AND list_contains($cases, case_id)", params=params))
+    notable, selection, _ = compact(rows)
+    return Carried(notable, selection)
 
 
 def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None) -> dict[str, pl.DataFrame]:
@@ -93,15 +142,15 @@ def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None
     check saved without them. `failing_runs` is how many failing runs per case are kept, among
     those that crossed a permission boundary and as many of the others (`FAILING_RUNS_SAVED` when None).
 
-    Each is found from the (case, run) rows the check grouped already (`CheckResult.per_run`), the
-    failed or not-exercised rows, or the rows' runs of one assertion (they come by assertion):
-    small next to the evaluation itself, whatever the corpus size. `pos` numbers the
-    rows as check_results holds them: the verdicts are saved in this order.
+    Each is found from the (case, run) pairs the check grouped already (`CheckResult.per_run`), the
+    notable rows, or a case's runs times its results: small next to the evaluation itself,
+    whatever the corpus size. `pos` numbers the rows as check_results lists them: by assertion,
+    in the suite's order.
     """
     import polars as pl
 
     kept = FAILING_RUNS_SAVED if failing_runs is None else failing_runs
-    verdicts = result.verdicts
+    verdicts = result.notable
     failing = _failing(result)
     per_case = {row["case_id"]: row for row in failing.group_by("case_id").agg(
         runs_failed=pl.len(), failed=pl.col("failed").sum(), permission=pl.col("permission").any()
@@ -120,13 +169,11 @@ def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None
     shown = pl.concat([firsts.select("case_id", episode_id=column, permission=pl.lit(crossed)).explode("episode_id")
                        for column, crossed in (("crossed", True), ("others", False))]).drop_nulls("episode_id")
     exercised = pl.col("exercised")
-    # each assertion's rows: they come by assertion (one block each, or a few for `check --since`)
-    blocks = (verdicts.select(pl.struct("case_id", "assertion_id", "assertion_type").rle().alias("block"))
-              .unnest("block").unnest("value")
-              .with_columns(pos=pl.col("len").cum_sum() - pl.col("len")))
-    assertions = blocks.group_by("case_id", "assertion_id", maintain_order=True).agg(
-        assertion_type=pl.col("assertion_type").first(), pos=pl.col("pos").min().cast(pl.Int64),
-        runs=pl.col("len").sum().cast(pl.Int64))
+    # each assertion of a case with runs: as many results as the case selected runs
+    runs = pl.DataFrame([(case.id, case.runs) for case in result.cases if case.runs],
+                        schema={"case_id": pl.Utf8, "runs": pl.Int64}, orient="row")
+    assertions = (result.units.join(runs, on="case_id", how="inner", maintain_order="left")
+                  .with_columns(pos=pl.col("runs").cum_sum() - pl.col("runs")))
     not_yes = verdicts.filter(~pl.col("passed") | (exercised != "yes"))
     counts = not_yes.group_by("case_id", "assertion_id").agg(
         failed=(~pl.col("passed")).sum().cast(pl.Int64), no=(exercised == "no").sum().cast(pl.Int64),
@@ -217,6 +264,6 @@ def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str
     return found, suite, elapsed_ms
 
 
-__all__ = ["FAILING_RUNS_SAVED", "RESULT_COLUMNS", "VIEW_TABLES", "CaseRuns", "SavedResult", "failed_cases",
-           "has_saved_checks", "has_view_rows", "read_result", "resolve_run", "result_columns", "runs_failed",
-           "view_rows"]
+__all__ = ["FAILING_RUNS_SAVED", "RESULT_COLUMNS", "VIEW_TABLES", "CaseRuns", "SavedResult", "compact_results",
+           "failed_cases", "has_saved_checks", "has_view_rows", "notable_results", "read_result", "resolve_run",
+           "result_columns", "runs_failed", "saved_rows", "view_rows"]

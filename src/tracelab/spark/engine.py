@@ -172,9 +172,9 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     started, in the tasks, and keeps its verdicts for the others, as the DuckDB engine does.
     """
 
-    from tracelab.engine.evaluate import _merge as merge_carried  # the DuckDB engine's own merge
-    from tracelab.engine.evaluate import choose_cases
-    from tracelab.engine.verdicts import build_result
+    from tracelab.engine.compile import compile_suite
+    from tracelab.engine.evaluate import choose_cases, result_units
+    from tracelab.engine.verdicts import compact, summarize
     from tracelab.results.check import CheckRun, previous_run, refuse_findings
     from tracelab.suite import load_suite
 
@@ -198,11 +198,11 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
                             strict, watermark)
         driver_clock = time.perf_counter()
         frame = _read_verdicts(out, written)
-    ordered = _in_engine_order(frame, suite, chosen)
-    if carried is not None:
+    notable, selection, _ = compact(_in_engine_order(frame, suite, chosen))
+    if carried is not None:  # the DuckDB engine's own merge
         with _driver_store(root) as opened:
-            ordered = merge_carried(opened.con, ordered, carried, watermark)
-    result = build_result(suite.name, chosen, ordered, strict)
+            notable, selection = carried.merged(opened.con, watermark, notable, selection)
+    result = summarize(suite.name, chosen, notable, selection, result_units(compile_suite(suite, chosen)), strict)
     elapsed_ms = round((time.perf_counter() - clock) * 1000)
     TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
                    check_driver_s=time.perf_counter() - driver_clock, check_rows=frame.height)

@@ -38,8 +38,11 @@ PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 VIEWS = ("rules", "calls", "executed_writes", "transcript", "tool_availability")
 """In creation order: `rules` (the domain rules' macros) first, every view reads them;
 `executed_writes` and `tool_availability` read `calls`."""
-ADDED_TABLES = frozenset({"tool_effects", "check_cases", "check_failing_runs", "check_assertions", "check_reasons"})
-"""Tables an earlier store or export may lack (sql/store/schema/<table>.sql): read as empty."""
+ADDED_TABLES = frozenset({"tool_effects", "check_cases", "check_failing_runs", "check_assertions", "check_reasons",
+                          "check_selected", "check_exceptions"})
+"""Tables an earlier store or export may lack (sql/store/schema/<table>.sql): read as empty. A store
+without check_selected kept check_results row by row, as a table: opened for writing, it becomes
+the view of sql/store/schema/check_results.sql (`_upgrade`)."""
 ADDED_COLUMNS = {
     "sources": {"file_size": "BIGINT", "file_mtime_ns": "BIGINT", "unread": "JSON"},
     "tool_calls": {"effect_source": "VARCHAR"},
@@ -463,6 +466,7 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, target: Path) -> str:
             con.execute(load_sql("store/schema/tables"))
             for table in ADDED_TABLES:
                 run_script(con, f"store/schema/{table}")
+            run_script(con, "store/schema/check_results")
             con.execute("INSERT OR IGNORE INTO tracelab_meta VALUES ('schema_version', ?)",
                         [SCHEMA_VERSION])
             _create_views(con)
@@ -480,11 +484,18 @@ def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
     views' macros) and renew its views, in one transaction."""
     con.begin()
     try:
+        tables = {name for (name,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary"
+        ).fetchall()}
         for table in ADDED_TABLES:
             run_script(con, f"store/schema/{table}")
         for table, columns in ADDED_COLUMNS.items():
             for name, kind in columns.items():
-                con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
+                if table in tables or table in ADDED_TABLES:  # check_results: a table only in an earlier store
+                    con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
+        if "check_results" in tables:
+            run_script(con, "store/schema/compact_results")
+        run_script(con, "store/schema/check_results")
         run_script(con, "store/schema/upgrade")
         _create_views(con)
         con.commit()
@@ -521,7 +532,7 @@ def _schema(con: duckdb.DuckDBPyConnection, target: Path) -> tuple[str | None, b
     except duckdb.Error as exc:  # its catalog damaged: what to do is said as for any damage met later
         raise damaged_store_error(exc, target) from None
     stale = bool(ADDED_TABLES - tables) or any(
-        (table, name) not in columns for table, added in ADDED_COLUMNS.items() for name in added
+        (table, name) not in columns for table, added in ADDED_COLUMNS.items() if table in tables for name in added
     ) or not store_macros() <= macros
     return (rows[0][0] if rows else None), stale
 

@@ -201,7 +201,7 @@ def _saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, max_runs: int) -> I
     result = read_result(con, run_id)
     frames = {table: frame.with_columns(run_id=pl.lit(run_id))
               for table, frame in view_rows(result, failing_runs=max_runs).items()}
-    frames["check_runs"] = pl.DataFrame({"run_id": [run_id], "runs": [result.verdicts["episode_id"].n_unique()],
+    frames["check_runs"] = pl.DataFrame({"run_id": [run_id], "runs": [result.runs],
                                          "runs_failed": [runs_failed(result)]})
     try:
         for table, frame in frames.items():

@@ -62,13 +62,13 @@ def read_runs_json(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
 
     Every field holding one of `needles` (the strings the check found leaked) is withheld.
     """
-    from tracelab.results.saved import result_columns
+    from tracelab.results.saved import notable_results, result_columns
 
     needles = tuple(dict.fromkeys(n for n in needles if n))
     _table(con, "show_runs", {"episode_id": ("VARCHAR", list(dict.fromkeys(episode_ids)))})
     try:
-        cursor = con.execute(f"SELECT {result_columns(con)} FROM check_results WHERE run_id = $run AND NOT passed "
-                             "AND episode_id IN (SELECT episode_id FROM show_runs) "
+        cursor = con.execute(f"SELECT {result_columns(con)} FROM {notable_results(con)} "
+                             "WHERE run_id = $run AND NOT passed AND episode_id IN (SELECT episode_id FROM show_runs) "
                              "ORDER BY episode_id, case_id, assertion_id", {"run": run_id})
         names = [column[0] for column in cursor.description]
         failures = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

@@ -168,11 +168,11 @@ def saved_failures(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seq
     """The failed results of saved check `run_id` for these runs (`saved.RESULT_COLUMNS`)."""
     import polars as pl
 
-    from tracelab.results.saved import result_columns
+    from tracelab.results.saved import notable_results, result_columns
 
     with _shown(con, episode_ids):
         return pl.DataFrame(con.sql(
-            f"SELECT {result_columns(con)} FROM check_results WHERE run_id = $run AND NOT passed "
+            f"SELECT {result_columns(con)} FROM {notable_results(con)} WHERE run_id = $run AND NOT passed "
             "AND episode_id IN (SELECT episode_id FROM show_runs) ORDER BY episode_id, case_id, assertion_id",
             params={"run": run_id}))
 
@@ -205,7 +205,9 @@ def checked_runs(con: duckdb.DuckDBPyConnection, run_id: str, episode_ids: Seque
 
 def check_leaked_strings(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, ...]:
     """Every string saved check `run_id` found leaked, in any run."""
-    rows = con.execute("SELECT DISTINCT reason FROM check_results WHERE run_id = ? AND NOT passed "
+    from tracelab.results.saved import notable_results
+
+    rows = con.execute(f"SELECT DISTINCT reason FROM {notable_results(con)} WHERE run_id = ? AND NOT passed "
                        "AND assertion_type = 'must_not_leak'", [run_id]).fetchall()
     return tuple(sorted({s for (reason,) in rows if (s := leaked_string(reason)) is not None}))
 
