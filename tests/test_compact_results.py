@@ -107,3 +107,20 @@ def test_an_earlier_store_read_as_it_is_still_gives_its_rows(tmp_path):
         keys = ["case_id", "episode_id"]
         assert carried.selection.sort(keys).equals(run.result.selection.sort(keys))
         assert read_result(con, run.run_id).runs == run.result.summary.runs
+
+
+def test_an_incremental_check_saves_the_rows_a_full_check_saves(tmp_path):
+    # `--since` copies the earlier check's rows inside the store and adds the fresh ones: the saved
+    # results equal a full check's, row for row
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([NATIVE / "shifts.jsonl", NATIVE / "banking.jsonl"])
+        first = check(store, SUITE)
+        store.ingest([NATIVE / "support.jsonl", NATIVE / "edge_cases.jsonl"])
+        incremental = check(store, SUITE, since=first.run_id)
+        full = check(store, SUITE)
+        assert incremental.result.carried[0] > 0 and incremental.result.carried[1] > 0
+        saved = {run.run_id: _saved(store.con, run.run_id) for run in (incremental, full)}
+        exceptions = {run.run_id: _saved(store.con, run.run_id, "check_exceptions") for run in (incremental, full)}
+    assert saved[incremental.run_id].equals(saved[full.run_id])
+    assert saved[full.run_id].equals(_sorted(full.verdicts))
+    assert exceptions[incremental.run_id].equals(exceptions[full.run_id])

@@ -63,11 +63,12 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             notable = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
                                        plan.frames["p_must_not_leak"]["needle"])
             selection = _fetch(con, "SELECT case_id, episode_id FROM chk_sel")
+            kept = (0, 0)
             if carried is not None:
-                notable, selection = carried.merged(con, since, notable, selection)
+                notable, selection, kept = carried.merged(con, since, notable, selection)
         finally:
             con.execute(load_sql("engine/assertions/_cleanup"))
-    return summarize(suite.name, chosen, notable, selection, result_units(plan), strict)
+    return summarize(suite.name, chosen, notable, selection, result_units(plan), strict, carried=kept)
 
 
 def result_units(plan: Plan) -> pl.DataFrame:
@@ -86,14 +87,16 @@ class Carried:
     selection: pl.DataFrame
 
     def merged(self, con: duckdb.DuckDBPyConnection, since: datetime | None, notable: pl.DataFrame,
-               selection: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The fresh rows and selection, after the earlier ones of runs not (re-)ingested since."""
+               selection: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, tuple[int, int]]:
+        """Its rows and selection of the runs not (re-)ingested since, then the fresh ones; and how
+        many of each it kept (`CheckResult.carried`)."""
         renewed = _fetch(con, "SELECT episode_id FROM episodes WHERE ingested_at > $since",
                          {"since": since})["episode_id"].implode()
-        kept = self.notable.filter(~pl.col("episode_id").is_in(renewed))
-        return (pl.concat([kept.select(notable.columns).cast(notable.schema), notable]),
-                pl.concat([self.selection.filter(~pl.col("episode_id").is_in(renewed))
-                           .select(selection.columns).cast(selection.schema), selection]))
+        kept = (self.notable.filter(~pl.col("episode_id").is_in(renewed)),
+                self.selection.filter(~pl.col("episode_id").is_in(renewed)))
+        return (pl.concat([kept[0].select(notable.columns).cast(notable.schema), notable]),
+                pl.concat([kept[1].select(selection.columns).cast(selection.schema), selection]),
+                (kept[0].height, kept[1].height))
 
 
 def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:

@@ -114,6 +114,8 @@ class CheckResult:
         per_run: `runs_of_cases` of the notable rows: the (case, run) pairs with one (a pair
             without one passed every result of the case).
         strict: whether a run with an `exercised = no` row counted as failed.
+        carried: how many of the first notable rows and of the first selection rows an earlier
+            check found (`check --since`): (0, 0) for a full check.
     """
 
     suite: str
@@ -124,6 +126,7 @@ class CheckResult:
     summary: Summary
     per_run: pl.DataFrame
     strict: bool = False
+    carried: tuple[int, int] = (0, 0)
 
     @cached_property
     def verdicts(self) -> pl.DataFrame:
@@ -276,7 +279,7 @@ def compact(verdicts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Data
 
 
 def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, selection: pl.DataFrame,
-              units: pl.DataFrame, strict: bool) -> CheckResult:
+              units: pl.DataFrame, strict: bool, carried: tuple[int, int] = (0, 0)) -> CheckResult:
     """Case verdicts and summary counts (docs/suites.md §5) from a check's notable rows, the runs each
     case selected and each case's results: a (case, run) pair without a notable row passed every
     result of the case."""
@@ -302,7 +305,7 @@ def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, select
         not_exercised=int((exercised == "no").sum()),
         unknown=int((exercised == "unknown").sum()),
     )
-    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run, strict)
+    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run, strict, carried)
 
 
 def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:

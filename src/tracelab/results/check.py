@@ -118,7 +118,7 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
                               since=watermark, carried=carried)
             elapsed_ms = round((time.perf_counter() - clock) * 1000)
             if saved:
-                _save(store, suite, result, run_id, started, elapsed_ms, since)  # one transaction
+                _save(store, suite, result, run_id, started, elapsed_ms, since, watermark)  # one transaction
     except BaseException as exc:
         if is_interrupt(exc):
             raise Interrupted("interrupted: the check stopped before it finished; no result of it "
@@ -184,7 +184,7 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
 
 
 def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started: datetime,
-          elapsed_ms: int, since: str | None) -> None:
+          elapsed_ms: int, since: str | None, watermark: datetime | None) -> None:
     con = store.con
     con.begin()
     try:
@@ -193,6 +193,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
         from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
         from tracelab.frames import ArrowStream
         from tracelab.results.saved import runs_failed, view_rows
+        from tracelab.sqlfiles import run_script
 
         rows = view_rows(result)  # what `tracelab view` reads
         con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
@@ -202,9 +203,15 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      [case.id for case in result.cases if not case.passed], result.summary.runs,
                      runs_failed(result),
                      tool_overrides(suite)])
-        # the rows that are not plain passes, and the runs each case selected, as DuckDB scans them
-        # (no run_id column built per row, no pyarrow): check_results lists them with the plain passes
-        for table, frame in (("check_exceptions", result.notable), ("check_selected", result.selection)):
+        # the rows that are not plain passes, and the runs each case selected: check_results lists
+        # them with the plain passes. Those an earlier check found (`--since`) are copied in the store;
+        # the fresh ones are scanned from the frames (no run_id column built per row, no pyarrow).
+        kept_notable, kept_selection = result.carried
+        if since is not None and (kept_notable or kept_selection):
+            run_script(con, "results/save/carried", {"run_id": run_id, "previous": since, "since": watermark,
+                                                     "cases": [case.id for case in result.cases]})
+        for table, frame in (("check_exceptions", result.notable.slice(kept_notable)),
+                             ("check_selected", result.selection.slice(kept_selection))):
             con.register("chk_saved", ArrowStream(frame))
             try:
                 con.execute(f"INSERT INTO {table} (run_id, {', '.join(frame.columns)}) "

@@ -201,7 +201,7 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     notable, selection, _ = compact(_in_engine_order(frame, suite, chosen))
     if carried is not None:  # the DuckDB engine's own merge
         with _driver_store(root) as opened:
-            notable, selection = carried.merged(opened.con, watermark, notable, selection)
+            notable, selection, _ = carried.merged(opened.con, watermark, notable, selection)
     result = summarize(suite.name, chosen, notable, selection, result_units(compile_suite(suite, chosen)), strict)
     elapsed_ms = round((time.perf_counter() - clock) * 1000)
     TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
