@@ -105,13 +105,18 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1_000_000)
     parser.add_argument("--no-save", action="store_true", help="check without saving the verdicts")
     parser.add_argument("--out", type=Path, help="also write the profile (Markdown) to this file")
+    parser.add_argument("--store", type=Path, help="profile a copy of this store instead of the corpus's")
+    parser.add_argument("--since", help="profile `check --since RUN` (with --store: a store holding run RUN)")
     args = parser.parse_args()
 
-    path = corpus(args.episodes)
-    source = WORK / f"check-{path.stem}.duckdb"
-    if not source.exists():
-        subprocess.run(tracelab("ingest", str(path), "--store", str(source), "--quiet"), check=True,
-                       stdout=subprocess.DEVNULL)
+    if args.store is not None:
+        source = args.store
+    else:
+        path = corpus(args.episodes)
+        source = WORK / f"check-{path.stem}.duckdb"
+        if not source.exists():
+            subprocess.run(tracelab("ingest", str(path), "--store", str(source), "--quiet"), check=True,
+                           stdout=subprocess.DEVNULL)
     store_path = fresh(WORK / "check-profile.duckdb")
     shutil.copyfile(source, store_path)
 
@@ -123,6 +128,7 @@ def main() -> None:
 
     clock = Clock()
     evaluate._fetch = clock.wrap("python: fetch rows (_fetch)", evaluate._fetch)
+    check_module.previous_run = clock.wrap("the earlier check's rows (previous_run)", check_module.previous_run)
     evaluate._named = clock.wrap("python: name the rows (_named)", evaluate._named)
     evaluate.summarize = clock.wrap("python: case verdicts (summarize)", evaluate.summarize)
     evaluate._select = clock.wrap("select runs (_select)", evaluate._select)
@@ -137,7 +143,7 @@ def main() -> None:
     store = clock.timed("open the store", open_store, store_path)
     raw = store.con
     store.con = TimedConnection(raw, clock)  # type: ignore[assignment]
-    run = clock.timed("check, all", check_module.check, store, SUITE, save=not args.no_save)
+    run = clock.timed("check, all", check_module.check, store, SUITE, save=not args.no_save, since=args.since)
     store.con = raw
     # DuckDB checkpoints what the check saved into the store file when it closes
     clock.timed("close the store (checkpoint)", store.close)
@@ -146,7 +152,8 @@ def main() -> None:
     fresh(store_path)
 
     lines = [
-        f"check of {SUITE.name} over {args.episodes:,} runs ({run.result.summary.results:,} verdicts, "
+        f"check{' --since' if args.since else ''} of {SUITE.name} over {run.result.summary.runs:,} runs "
+        f"({run.result.summary.results:,} verdicts, "
         f"saved: {run.saved}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end",
         "",
         f"wall {wall:.2f} s; CPU {cpu:.2f} s: calling thread {main_cpu:.2f}, DuckDB's other threads "
