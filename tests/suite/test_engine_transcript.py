@@ -53,7 +53,8 @@ def test_data_leaves_keys_escapes_numbers_and_booleans_are_fragments(checker):
 
 # --- the check's fragments decide exactly as the view's ----------------------------------
 
-ALPHABET = 'ab"\\\n:,[]{}0.1eEİı tfrué-'
+# with characters DuckDB's lower() treats apart (İ, the Kelvin sign, Σ -> σ, never ς)
+ALPHABET = 'ab"\\\n:,[]{}0.1eEİı tfrué-\u212aK\u03a3\u03c2'
 texts = st.text(alphabet=ALPHABET, max_size=6)
 documents = st.recursive(
     st.none() | st.booleans() | st.integers(-10**20, 10**20)

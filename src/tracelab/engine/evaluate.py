@@ -18,7 +18,7 @@ import polars as pl
 
 from tracelab.engine.args_valid import validate_calls
 from tracelab.engine.compile import Plan, compile_suite
-from tracelab.engine.needles import lower_needles, prefilter_re2, withhold_reasons
+from tracelab.engine.needles import lower_moved, lower_needles, prefilter_re2, withhold_reasons
 from tracelab.engine.verdicts import STEP_IDX, CheckResult, build_result
 from tracelab.errors import UsageError
 from tracelab.frames import ArrowStream
@@ -155,7 +155,7 @@ def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -
     lowered = [needle for family in needles.values() for needle in family]
     numeric = any(set(needle) <= _NUMBER_CHARACTERS for needle in lowered)
     run_script(con, "engine/assertions/_transcript",
-               {"needles": prefilter_re2(lowered), "numeric": numeric})
+               {"needles": prefilter_re2(lowered, lower_moved(con)), "numeric": numeric})
 
 
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
