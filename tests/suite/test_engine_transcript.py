@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.suite.engine_support import Checker, call, ep, verdicts
-from tracelab.engine.evaluate import _transcript
+from tracelab.engine.evaluate import _scope, _transcript
 from tracelab.sqlfiles import load_sql, run_script
 
 
@@ -85,6 +85,7 @@ def test_needles_match_in_the_check_exactly_where_they_match_in_the_view(episode
                 con.execute("INSERT INTO steps (episode_id, idx, kind, text, name, data) "
                             "VALUES (?, ?, 'event', ?, ?, ?)", [f"e{e}", idx, text, name, stored])
         con.execute("CREATE TEMP TABLE chk_runs AS SELECT episode_id FROM episodes")
+        _scope(con)
         [(lowered,)] = con.execute(load_sql("engine/assertions/_lower"), {"texts": needles}).fetchall()
         _transcript(con, {"must_mention": lowered})
         for needle in lowered:

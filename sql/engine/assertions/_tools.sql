@@ -32,19 +32,19 @@ FROM p_matcher_branches b JOIN chk_names n ON regexp_full_match(n.name, b.tool_r
 WHERE b.tool_re IS NOT NULL;
 
 -- A call's effect (docs/trace-format.md §6, macro resolved_effect of sql/store/views/rules.sql): the
--- suite's override, its recorded effect (step, then definition), the store's registry.
+-- suite's override, its recorded effect (step, then definition), the store's registry. The wide
+-- columns (args, args_text, parameters) are not copied: the few queries that read them join
+-- chk_calls_in / chk_defs_in on (episode_id, call_index / position).
 CREATE OR REPLACE TEMP TABLE chk_calls AS
-SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.args, c.args_text, c.status,
+SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.status,
        resolved_effect(o.override, c.effect, o.registry) AS effect
-FROM tool_calls c
-LEFT JOIN chk_names o ON o.name = c.tool_name
-WHERE c.episode_id IN (SELECT episode_id FROM chk_runs);
+FROM chk_calls_in c
+LEFT JOIN chk_names o ON o.name = c.tool_name;
 
 CREATE OR REPLACE TEMP TABLE chk_defs AS
-SELECT d.episode_id, d.position, d.name, resolved_effect(o.override, d.effect, o.registry) AS effect, d.parameters
-FROM tool_definitions d
-LEFT JOIN chk_names o ON o.name = d.name
-WHERE d.episode_id IN (SELECT episode_id FROM chk_runs);
+SELECT d.episode_id, d.position, d.name, resolved_effect(o.override, d.effect, o.registry) AS effect
+FROM chk_defs_in d
+LEFT JOIN chk_names o ON o.name = d.name;
 
 -- One row per (run, tool name) that was called or defined, for the names the suite's
 -- tools_called, writes, must_not_write and tool matchers ask about. def_effect is the effect

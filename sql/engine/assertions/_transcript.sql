@@ -20,8 +20,7 @@ WITH scanned AS MATERIALIZED (
     SELECT episode_id, idx, text, name, error, data,
            data IS NOT NULL AND ($numeric OR contains(data::VARCHAR, '\')
                                  OR regexp_matches(data::VARCHAR, $needles)) AS data_hit
-    FROM steps
-    WHERE episode_id IN (SELECT episode_id FROM chk_runs)
+    FROM chk_steps_in
 ),
 hit AS (
     -- each field searched apart: no concatenated copy of the three
@@ -36,8 +35,7 @@ tokens AS (
 ),
 fragments AS (
     SELECT episode_id, unnest([-1, NULL, NULL]) AS pos, unnest([input, output, error]) AS text
-    FROM episodes
-    WHERE episode_id IN (SELECT episode_id FROM chk_runs)
+    FROM chk_episodes_in
     UNION ALL
     SELECT episode_id, idx AS pos, unnest([text, name, error]) AS text
     FROM hit

@@ -5,8 +5,8 @@ WITH budget AS MATERIALIZED (
     -- each document parsed once: the value is extracted here, then typed and cast on its own
     -- (inlined into the type test, the extraction would run once per listed type)
     SELECT episode_id, idx, json_extract(data, '$.steps_used') AS used
-    FROM steps
-    WHERE kind = 'budget' AND episode_id IN (SELECT episode_id FROM chk_runs)
+    FROM chk_steps_in
+    WHERE kind = 'budget'
 ),
 used AS (
     SELECT episode_id, max(used::DOUBLE) AS most,

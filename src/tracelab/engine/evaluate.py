@@ -155,11 +155,19 @@ def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -
     lowered = [needle for family in needles.values() for needle in family]
     numeric = any(set(needle) <= _NUMBER_CHARACTERS for needle in lowered)
     run_script(con, "engine/assertions/_transcript",
-               {"needles": prefilter_re2(lowered, lower_moved(con)), "numeric": numeric})
+               {"needles": prefilter_re2(lowered, lower_moved()), "numeric": numeric})
+
+
+def _scope(con: duckdb.DuckDBPyConnection) -> None:
+    """The views of the selected runs' stored rows (chk_steps_in, ...): the tables themselves
+    when every stored run is selected, which spares each scan a semi-join with chk_runs."""
+    [(whole,)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
+    con.execute(load_sql("engine/assertions/_scoped_all" if whole else "engine/assertions/_scoped"))
 
 
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     """Every family query that has work, each inserting its rows into chk_out."""
+    _scope(con)
     con.execute(load_sql("engine/assertions/_tools"))
     con.execute(load_sql("engine/assertions/_out"))
     if plan.has("p_must_mention") or plan.has("p_must_not_leak"):

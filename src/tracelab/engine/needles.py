@@ -83,16 +83,18 @@ def _sources(moved: Mapping[str, str]) -> dict[str, list[str]]:
 
 
 _MOVED: dict[str, dict[str, str]] = {}
-"""lower_moved's answer per DuckDB version: the same for every connection of one version."""
+"""lower_moved's answer per DuckDB version."""
 
 
-def lower_moved(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """Every character DuckDB's lower() changes, and what it changes it to (queried once per
-    process: about 0.05 CPU s)."""
+def lower_moved() -> dict[str, str]:
+    """Every character DuckDB's lower() changes, and what it changes it to: asked once per
+    process of an in-memory database (about 0.05 CPU s), since it depends on DuckDB's version
+    alone, never on a store."""
     import duckdb
 
     if duckdb.__version__ not in _MOVED:
-        rows = con.execute(load_sql("engine/assertions/_lower_moved")).fetchall()
+        with duckdb.connect() as con:
+            rows = con.execute(load_sql("engine/assertions/_lower_moved")).fetchall()
         _MOVED[duckdb.__version__] = dict(rows)
     return _MOVED[duckdb.__version__]
 
