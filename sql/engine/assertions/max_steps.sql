@@ -7,6 +7,8 @@ WITH budget AS MATERIALIZED (
     SELECT episode_id, idx, json_extract(data, '$.steps_used') AS used
     FROM chk_steps_in
     WHERE kind = 'budget'
+      -- the runs of the cases that ask: the other runs' budget steps are never read
+      AND episode_id IN (SELECT s.episode_id FROM chk_sel s JOIN p_max_steps p ON p.case_id = s.case_id)
 ),
 used AS (
     SELECT episode_id, max(used::DOUBLE) AS most,
