@@ -7,7 +7,7 @@
 -- unparseable args match nothing.
 CREATE OR REPLACE TEMP TABLE chk_hits AS
 WITH candidates AS (
-    SELECT b.matcher_id, b.branch_id, c.episode_id, c.call_index, c.call_step_idx, c.args
+    SELECT b.matcher_id, b.branch_id, c.episode_id, c.call_index, c.call_step_idx
     FROM p_matcher_branches b
     JOIN p_matchers m ON m.matcher_id = b.matcher_id
     JOIN chk_branch_names n ON n.branch_id = b.branch_id
@@ -24,7 +24,11 @@ arg_values AS (
                                                  lambda p: json_type(c.args, p) = 'OBJECT'))
                    THEN json_extract(c.args, a.path_ptr)
            END AS value
-    FROM candidates c JOIN p_matcher_args a ON a.branch_id = c.branch_id
+    FROM (SELECT c.branch_id, c.episode_id, c.call_index, t.args
+          FROM candidates c
+          JOIN chk_calls_in t ON t.episode_id = c.episode_id AND t.call_index = c.call_index
+          WHERE c.branch_id IN (SELECT branch_id FROM p_matcher_args)) c
+    JOIN p_matcher_args a ON a.branch_id = c.branch_id
 ),
 arg_texts AS (
     SELECT branch_id, episode_id, call_index, pattern,

@@ -15,10 +15,17 @@ matched AS (
     SELECT n.lneedle, t.ltext
     FROM (SELECT DISTINCT lneedle FROM needles) n
     JOIN (SELECT DISTINCT ltext FROM chk_transcript) t ON contains(t.ltext, n.lneedle)
+),
+-- per string, the runs holding it and their first position: computed before any case is
+-- joined (materialized: otherwise the planner joins every unit's runs to the fragments first)
+hits AS MATERIALIZED (
+    SELECT m.lneedle, h.episode_id, min(h.pos) AS pos
+    FROM matched m
+    JOIN chk_transcript h ON h.ltext = m.ltext
+    GROUP BY m.lneedle, h.episode_id
 )
 SELECT n.unit_id, s.episode_id, CASE WHEN min(h.pos) >= 0 THEN min(h.pos) END AS step_idx
-FROM needles n
-JOIN matched m ON m.lneedle = n.lneedle
-JOIN chk_transcript h ON h.ltext = m.ltext
-JOIN chk_sel s ON s.case_id = n.case_id AND s.episode_id = h.episode_id
+FROM hits h
+JOIN chk_sel s ON s.episode_id = h.episode_id
+JOIN needles n ON n.lneedle = h.lneedle AND n.case_id = s.case_id
 GROUP BY n.unit_id, s.episode_id;

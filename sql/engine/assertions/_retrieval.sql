@@ -14,8 +14,8 @@ CREATE OR REPLACE TEMP MACRO chk_json_text(j) AS
 
 CREATE OR REPLACE TEMP TABLE chk_retrieval_steps AS
 SELECT episode_id, idx AS step_idx, data
-FROM steps
-WHERE kind = 'retrieval' AND episode_id IN (SELECT episode_id FROM chk_runs);
+FROM chk_steps_in
+WHERE kind = 'retrieval';
 
 CREATE OR REPLACE TEMP TABLE chk_candidates AS
 WITH items AS (

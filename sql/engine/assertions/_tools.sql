@@ -32,41 +32,48 @@ FROM p_matcher_branches b JOIN chk_names n ON regexp_full_match(n.name, b.tool_r
 WHERE b.tool_re IS NOT NULL;
 
 -- A call's effect (docs/trace-format.md §6, macro resolved_effect of sql/store/views/rules.sql): the
--- suite's override, its recorded effect (step, then definition), the store's registry.
+-- suite's override, its recorded effect (step, then definition), the store's registry. The wide
+-- columns (args, args_text, parameters) are not copied: the few queries that read them join
+-- chk_calls_in / chk_defs_in on (episode_id, call_index / position).
 CREATE OR REPLACE TEMP TABLE chk_calls AS
-SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.args, c.args_text, c.status,
+SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.status,
        resolved_effect(o.override, c.effect, o.registry) AS effect
-FROM tool_calls c
-LEFT JOIN chk_names o ON o.name = c.tool_name
-WHERE c.episode_id IN (SELECT episode_id FROM chk_runs);
+FROM chk_calls_in c
+LEFT JOIN chk_names o ON o.name = c.tool_name;
 
 CREATE OR REPLACE TEMP TABLE chk_defs AS
-SELECT d.episode_id, d.position, d.name, resolved_effect(o.override, d.effect, o.registry) AS effect, d.parameters
-FROM tool_definitions d
-LEFT JOIN chk_names o ON o.name = d.name
-WHERE d.episode_id IN (SELECT episode_id FROM chk_runs);
+SELECT d.episode_id, d.position, d.name, resolved_effect(o.override, d.effect, o.registry) AS effect
+FROM chk_defs_in d
+LEFT JOIN chk_names o ON o.name = d.name;
 
--- One row per (run, tool name) that was called or defined, for the names the suite's
--- tools_called, writes, must_not_write and tool matchers ask about. def_effect is the effect
--- of the definition with the lowest position (override first).
+-- One row per (run, tool name) that was called or defined, for the pairs the families read: a
+-- tools_called, writes or must_not_write tool in a run its case selects, and a name of a
+-- trace_must_call_tool matcher that counts by availability in a run its case selects (every
+-- other pair would be computed and never read). def_effect is the effect of the definition
+-- with the lowest position (override first).
 CREATE OR REPLACE TEMP TABLE chk_tools AS
 WITH asked AS (
-    SELECT tool AS name FROM p_tools_called
-    UNION SELECT tool FROM p_writes
-    UNION SELECT tool FROM p_must_not_write
-    UNION SELECT name FROM chk_branch_names
+    SELECT s.episode_id, p.tool AS name FROM p_tools_called p JOIN chk_sel s ON s.case_id = p.case_id
+    UNION SELECT s.episode_id, p.tool FROM p_writes p JOIN chk_sel s ON s.case_id = p.case_id
+    UNION SELECT s.episode_id, p.tool FROM p_must_not_write p JOIN chk_sel s ON s.case_id = p.case_id
+    UNION SELECT s.episode_id, n.name
+    FROM p_call_counts p
+    JOIN p_matcher_branches b ON b.matcher_id = p.matcher_id
+    JOIN chk_branch_names n ON n.branch_id = b.branch_id
+    JOIN chk_sel s ON s.case_id = p.case_id
+    WHERE p.by_availability
 ),
 called AS (
-    SELECT episode_id, tool_name AS name, count(*) AS n_calls,
-           bool_or(effect = 'write') AS call_write,
-           bool_or(is_executed_write(effect, status)) AS exec_write,
-           min(call_step_idx) FILTER (WHERE is_executed_write(effect, status)) AS exec_write_step
-    FROM chk_calls WHERE tool_name IN (SELECT name FROM asked)
+    SELECT c.episode_id, c.tool_name AS name, count(*) AS n_calls,
+           bool_or(c.effect = 'write') AS call_write,
+           bool_or(is_executed_write(c.effect, c.status)) AS exec_write,
+           min(c.call_step_idx) FILTER (WHERE is_executed_write(c.effect, c.status)) AS exec_write_step
+    FROM chk_calls c SEMI JOIN asked a ON a.episode_id = c.episode_id AND a.name = c.tool_name
     GROUP BY ALL
 ),
 defined AS (
-    SELECT episode_id, name, arg_min_null(effect, position) AS def_effect
-    FROM chk_defs WHERE name IN (SELECT name FROM asked)
+    SELECT d.episode_id, d.name, arg_min_null(d.effect, d.position) AS def_effect
+    FROM chk_defs d SEMI JOIN asked a ON a.episode_id = d.episode_id AND a.name = d.name
     GROUP BY ALL
 )
 SELECT episode_id, name,

@@ -4,37 +4,46 @@
 -- the failure location, as the run went: -1 for its input, the step's idx, NULL for its output
 -- and error (a leak found first there is located at no step).
 -- A needle matches when it occurs inside one fragment, so a fragment that contains none of the
--- needles decides nothing and is left out: $needles (tracelab.suite.needles.prefilter_re2) is
--- found in every text that contains one. One pass over the steps keeps those whose fields
--- (joined) match $needles, or whose data can hold a needle: its lowered JSON text matches
--- $needles, or it has a backslash (an escape: some decoded text differs from the stored one),
--- or $numeric (a needle could occur inside a number, whose stored text may differ from the
--- rendered one). Without a backslash, every string and object key of the stored text is its
--- decoded self.
+-- needles decides nothing and is left out: $needles (tracelab.engine.needles.prefilter_re2 over
+-- lower_moved) is found in every text whose lower() contains one, searched in the text as
+-- stored: only the fragments kept are lower-cased. One pass over the steps keeps those with a
+-- field that matches $needles, or whose data can hold a needle: its JSON text matches $needles,
+-- or it has a backslash (an escape: some decoded text differs from the stored one), or $numeric
+-- (a needle could occur inside a number, whose stored text may differ from the rendered one).
+-- Without a backslash, every string and object key of the stored text is its decoded self (its
+-- decoded text lies inside its stored text): such a token is tested as stored and decoded only
+-- when it matches; every other token (a number, true, false, an escaped string) is decoded.
 -- The leaves and keys of a data document are read as the view reads them (macros json_tokens and
 -- json_token_text of sql/store/views/rules.sql).
 CREATE OR REPLACE TEMP TABLE chk_transcript AS
-WITH scanned AS (
+WITH scanned AS MATERIALIZED (
     SELECT episode_id, idx, text, name, error, data,
-           regexp_matches(lower(concat_ws(chr(0), text, name, error)), $needles) AS fields_hit,
            data IS NOT NULL AND ($numeric OR contains(data::VARCHAR, '\')
-                                 OR regexp_matches(lower(data::VARCHAR), $needles)) AS data_hit
-    FROM steps
-    WHERE episode_id IN (SELECT episode_id FROM chk_runs)
+                                 OR regexp_matches(data::VARCHAR, $needles)) AS data_hit
+    FROM chk_steps_in
+),
+hit AS (
+    -- each field searched apart: no concatenated copy of the three
+    SELECT * FROM scanned
+    WHERE data_hit OR coalesce(regexp_matches(text, $needles), false)
+       OR coalesce(regexp_matches(name, $needles), false)
+       OR coalesce(regexp_matches(error, $needles), false)
+),
+tokens AS (
+    -- unnested before testing: a pattern inside a lambda is compiled once per list
+    SELECT episode_id, idx, unnest(json_tokens(data)) AS token FROM hit WHERE data_hit
 ),
 fragments AS (
     SELECT episode_id, unnest([-1, NULL, NULL]) AS pos, unnest([input, output, error]) AS text
-    FROM episodes
-    WHERE episode_id IN (SELECT episode_id FROM chk_runs)
+    FROM chk_episodes_in
     UNION ALL
-    SELECT episode_id, idx AS pos,
-           unnest([text, name, error]
-                  || CASE WHEN data_hit THEN list_transform(json_tokens(data),
-                                                            lambda token: json_token_text(token))
-                     ELSE [] END)
-    FROM scanned
-    WHERE fields_hit OR data_hit
+    SELECT episode_id, idx AS pos, unnest([text, name, error]) AS text
+    FROM hit
+    UNION ALL
+    SELECT episode_id, idx AS pos, json_token_text(token) AS text
+    FROM tokens
+    WHERE NOT starts_with(token, '"') OR contains(token, '\') OR regexp_matches(token, $needles)
 )
 SELECT episode_id, pos, lower(text) AS ltext
 FROM fragments
-WHERE text IS NOT NULL AND regexp_matches(lower(text), $needles);
+WHERE text IS NOT NULL AND regexp_matches(text, $needles);

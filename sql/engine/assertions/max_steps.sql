@@ -5,8 +5,10 @@ WITH budget AS MATERIALIZED (
     -- each document parsed once: the value is extracted here, then typed and cast on its own
     -- (inlined into the type test, the extraction would run once per listed type)
     SELECT episode_id, idx, json_extract(data, '$.steps_used') AS used
-    FROM steps
-    WHERE kind = 'budget' AND episode_id IN (SELECT episode_id FROM chk_runs)
+    FROM chk_steps_in
+    WHERE kind = 'budget'
+      -- the runs of the cases that ask: the other runs' budget steps are never read
+      AND episode_id IN (SELECT s.episode_id FROM chk_sel s JOIN p_max_steps p ON p.case_id = s.case_id)
 ),
 used AS (
     SELECT episode_id, max(used::DOUBLE) AS most,

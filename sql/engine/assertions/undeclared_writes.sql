@@ -11,34 +11,39 @@ WITH allowed AS (
     SELECT DISTINCT a.case_id, n.name
     FROM p_writes_allowed a JOIN chk_names n ON regexp_full_match(n.name, a.regex)
 ),
+-- the executed writes first (few), then the cases of their runs, then those not allowed
+executed AS (
+    SELECT episode_id, tool_name, call_step_idx
+    FROM chk_calls
+    WHERE is_executed_write(effect, status)
+),
 undeclared AS (
     SELECT s.case_id, c.episode_id,
            string_agg(DISTINCT coalesce(to_json(c.tool_name)::VARCHAR, 'a nameless tool'), ', '
                       ORDER BY coalesce(to_json(c.tool_name)::VARCHAR, 'a nameless tool'))
                AS tools,
            min(c.call_step_idx) AS step_idx
-    FROM chk_sel s
-    JOIN chk_calls c ON c.episode_id = s.episode_id
-    WHERE is_executed_write(c.effect, c.status)
-      AND NOT EXISTS (SELECT 1 FROM allowed a WHERE a.case_id = s.case_id AND a.name = c.tool_name)
+    FROM executed c
+    JOIN chk_sel s ON s.episode_id = c.episode_id
+    LEFT JOIN allowed a ON a.case_id = s.case_id AND a.name = c.tool_name
+    WHERE a.name IS NULL
     GROUP BY ALL
 ),
+-- per run, its calls and definitions that are not `read` (few: most are), and whether one is a
+-- write; a run without any has every call (definition) read-only
 call_effects AS (
-    SELECT episode_id, bool_or(effect = 'write') AS any_write,
-           bool_and(effect IS NOT DISTINCT FROM 'read') AS all_read
-    FROM chk_calls GROUP BY episode_id
+    SELECT episode_id, bool_or(effect = 'write') AS any_write
+    FROM chk_calls WHERE effect IS DISTINCT FROM 'read' GROUP BY episode_id
 ),
 def_effects AS (
-    SELECT episode_id, bool_or(effect = 'write') AS any_write,
-           bool_and(effect IS NOT DISTINCT FROM 'read') AS all_read
-    FROM chk_defs GROUP BY episode_id
+    SELECT episode_id, bool_or(effect = 'write') AS any_write
+    FROM chk_defs WHERE effect IS DISTINCT FROM 'read' GROUP BY episode_id
 ),
 r AS (
     SELECT p.unit_id, s.episode_id, w.tools, w.tools IS NULL AS passed, w.step_idx,
            coalesce(c.any_write, false) OR (u.tools_declared AND coalesce(d.any_write, false))
                AS writes_seen,
-           u.tools_declared AND coalesce(d.all_read, true) AND coalesce(c.all_read, true)
-               AS read_only
+           u.tools_declared AND d.episode_id IS NULL AND c.episode_id IS NULL AS read_only
     FROM p_undeclared_writes p
     JOIN chk_sel s ON s.case_id = p.case_id
     JOIN chk_runs u ON u.episode_id = s.episode_id

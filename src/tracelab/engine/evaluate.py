@@ -20,7 +20,7 @@ import polars as pl
 from tracelab.engine.args_valid import validate_calls
 from tracelab.engine.columns import NOT_PLAIN_PASS
 from tracelab.engine.compile import Plan, compile_suite
-from tracelab.engine.needles import lower_needles, prefilter_re2, withhold_reasons
+from tracelab.engine.needles import lower_moved, lower_needles, prefilter_re2, withhold_reasons
 from tracelab.engine.verdicts import STEP_IDX, CheckResult, summarize
 from tracelab.errors import UsageError
 from tracelab.frames import ArrowStream
@@ -176,11 +176,19 @@ def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -
     lowered = [needle for family in needles.values() for needle in family]
     numeric = any(set(needle) <= _NUMBER_CHARACTERS for needle in lowered)
     run_script(con, "engine/assertions/_transcript",
-               {"needles": prefilter_re2(lowered), "numeric": numeric})
+               {"needles": prefilter_re2(lowered, lower_moved()), "numeric": numeric})
+
+
+def _scope(con: duckdb.DuckDBPyConnection) -> None:
+    """The views of the selected runs' stored rows (chk_steps_in, ...): the tables themselves
+    when every stored run is selected, which spares each scan a semi-join with chk_runs."""
+    [(whole,)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
+    con.execute(load_sql("engine/assertions/_scoped_all" if whole else "engine/assertions/_scoped"))
 
 
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     """Every family query that has work, each inserting its rows into chk_out."""
+    _scope(con)
     con.execute(load_sql("engine/assertions/_tools"))
     con.execute(load_sql("engine/assertions/_out"))
     if plan.has("p_must_mention") or plan.has("p_must_not_leak"):

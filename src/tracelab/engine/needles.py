@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from tracelab.sqlfiles import load_sql
@@ -38,20 +38,65 @@ def re2_literal(text: str) -> str:
     return "".join("\\" + ch if ch.isascii() and not ch.isalnum() else ch for ch in text)
 
 
-def prefilter_re2(needles: Iterable[str]) -> str:
+def prefilter_re2(needles: Iterable[str], moved: Mapping[str, str] | None = None) -> str:
     """An RE2 pattern that `regexp_matches` finds in every text containing one of `needles`
     (already lower-cased, as the text is), and in few others.
 
     It is the alternation of the needles, each cut to its first `width` characters, with the
     widest cut that keeps the pattern within RE2_BUDGET: a text containing a needle contains
     its prefix, so no match is lost; a shorter prefix only lets more texts through.
+
+    With `moved` (`lower_moved`: every character DuckDB's lower() changes, to what), the pattern
+    is for the text as stored, not lower-cased: each character of a needle stands for every
+    character that lower() turns into it, so the pattern finds a text exactly when it finds
+    that text's lower() without `moved`, and no text is lower-cased to be searched.
     """
     distinct = sorted(set(needles))
+    sources = _sources(moved) if moved is not None else None
     for width in _WIDTHS:
-        pattern = "|".join(sorted({re2_literal(needle[:width]) for needle in distinct}))
+        pattern = "|".join(sorted({_re2_cut(needle[:width], sources) for needle in distinct}))
         if len(pattern.encode()) <= RE2_BUDGET:
             return pattern
     return ""  # too many distinct first characters: let every fragment through
+
+
+def _re2_cut(text: str, sources: Mapping[str, list[str]] | None) -> str:
+    """`text` as an RE2 pattern: literally, or (with `sources`) each character as the class of
+    the characters that lower-case to it."""
+    if sources is None:
+        return re2_literal(text)
+    return "".join(_re2_class(sources.get(ch, [ch])) for ch in text)
+
+
+def _re2_class(chars: list[str]) -> str:
+    body = "".join(re2_literal(ch) for ch in chars)
+    return body if len(chars) == 1 else f"[{body}]"
+
+
+def _sources(moved: Mapping[str, str]) -> dict[str, list[str]]:
+    """Per lower-cased character that some other character lowers to: every character whose
+    lower() it is (itself first, unless lower() changes it too)."""
+    sources: dict[str, list[str]] = {}
+    for upper, lowered in moved.items():
+        sources.setdefault(lowered, [] if lowered in moved else [lowered]).append(upper)
+    return sources
+
+
+_MOVED: dict[str, dict[str, str]] = {}
+"""lower_moved's answer per DuckDB version."""
+
+
+def lower_moved() -> dict[str, str]:
+    """Every character DuckDB's lower() changes, and what it changes it to: asked once per
+    process of an in-memory database (about 0.05 CPU s), since it depends on DuckDB's version
+    alone, never on a store."""
+    import duckdb
+
+    if duckdb.__version__ not in _MOVED:
+        with duckdb.connect() as con:
+            rows = con.execute(load_sql("engine/assertions/_lower_moved")).fetchall()
+        _MOVED[duckdb.__version__] = dict(rows)
+    return _MOVED[duckdb.__version__]
 
 
 def lower_needles(con: duckdb.DuckDBPyConnection, plan: Plan) -> dict[str, list[str]]:
@@ -132,4 +177,4 @@ def _withheld_reason(reason: str, needles: list[tuple[str, str]]) -> str:
     return "".join(parts) + reason[end:]
 
 
-__all__ = ["RE2_BUDGET", "lower_needles", "notice", "prefilter_re2", "re2_literal", "withhold_reasons"]
+__all__ = ["RE2_BUDGET", "lower_moved", "lower_needles", "notice", "prefilter_re2", "re2_literal", "withhold_reasons"]
