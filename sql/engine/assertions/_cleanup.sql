@@ -20,3 +20,7 @@ DROP VIEW IF EXISTS chk_calls_in;
 DROP VIEW IF EXISTS chk_defs_in;
 DROP MACRO IF EXISTS chk_json_key;
 DROP MACRO IF EXISTS chk_json_text;
+DROP TABLE IF EXISTS chk_episodes_rows;
+DROP TABLE IF EXISTS chk_steps_rows;
+DROP TABLE IF EXISTS chk_calls_rows;
+DROP TABLE IF EXISTS chk_defs_rows;

@@ -179,11 +179,18 @@ def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -
                {"needles": prefilter_re2(lowered, lower_moved()), "numeric": numeric})
 
 
+COPIED_SHARE = 0.5
+"""A check of at most this share of the stored runs copies their rows once (_scoped_copied.sql)."""
+
+
 def _scope(con: duckdb.DuckDBPyConnection) -> None:
     """The views of the selected runs' stored rows (chk_steps_in, ...): the tables themselves
-    when every stored run is selected, which spares each scan a semi-join with chk_runs."""
-    [(whole,)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
-    con.execute(load_sql("engine/assertions/_scoped_all" if whole else "engine/assertions/_scoped"))
+    when every stored run is selected, which spares each scan a semi-join with chk_runs; a copy of
+    their rows when they are at most `COPIED_SHARE` of the stored runs; else the tables filtered."""
+    [(selected, stored)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
+    scoped = ("_scoped_all" if selected == stored else "_scoped_copied" if selected <= COPIED_SHARE * stored
+              else "_scoped")
+    con.execute(load_sql(f"engine/assertions/{scoped}"))
 
 
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
