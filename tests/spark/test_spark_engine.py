@@ -380,5 +380,5 @@ def test_readme_spark_commands_run_as_written(spark: object, tmp_path: Path, mon
     # the relative store of the README: the tasks (other processes, other working folders) wrote into it
     with open_store(tmp_path / "spark-store") as store:
         assert store.sql("SELECT count(*) FROM check_results").item() > 0
-    assert len(list((tmp_path / "spark-store" / "episodes").rglob("*-c*.parquet"))) > 0
+    assert len(list((tmp_path / "spark-store" / "episodes").glob("ep_bucket=*/*.parquet"))) > 0
     assert (tmp_path / "spark-store" / "episodes" / "_delta_log").is_dir()
