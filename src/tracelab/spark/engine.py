@@ -214,7 +214,8 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
         _save(layout, suite, aggregated, parts, run_id, started, elapsed_ms, since)
     TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
                    check_driver_s=time.perf_counter() - driver_clock,
-                   check_rows=sum(m["fresh"] for m in metas), check_results=aggregated.summary.results)
+                   check_rows=sum(m["fresh"] for m in metas), check_results=aggregated.summary.results,
+                   check_listed=verdicts.height)
     return CheckRun(result, suite, run_id, root, elapsed_ms, save)
 
 

@@ -482,7 +482,7 @@ def _write_results(job: CheckTask, task: int, verdicts: Any) -> list[dict[str, A
     fs, base = store_filesystem(f"{job.store}/check_results")
     table = (verdicts.with_columns(run_id=pl.lit(job.run_id)).select("run_id", *VERDICT_COLUMNS).to_arrow()
              .cast(results_schema()))
-    files = write_sized(table.to_batches(ROW_GROUP_ROWS), job.target, fs, base, f"{job.run_id}-t{task:05d}")
+    files = write_sized(table.to_batches(16_384), job.target, fs, base, f"{job.run_id}-t{task:05d}")
     return [{"table": "check_results", "path": f["name"], "size": f["size"], "bucket": None, "rows": f["rows"]}
             for f in files]
 
