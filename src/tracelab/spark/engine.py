@@ -4,19 +4,23 @@ The same DuckDB engine runs inside the Spark tasks, so verdicts are the DuckDB e
 `lower()`, the JSON leaf rules and the pairing rule are all part of them): Spark only spreads the
 work and moves Arrow batches.
 
-- check / cover: one task per `ep_bucket` partition of the runs opens the Delta store
-  restricted to that partition (`open_store(..., buckets=[b])`) and evaluates the compiled suite
-  (`tracelab.engine.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
-  builds case summaries and coverage with the same library code (`build_result`, `Coverage`).
+- check / cover: one task per group of `ep_bucket` partitions of the runs opens the Delta store
+  restricted to them (`open_store(..., buckets=...)`), evaluates the compiled suite
+  (`tracelab.engine.evaluate`), writes its `check_results` files and sums its verdicts
+  (`tracelab.spark.summaries`); the driver adds up the sums into the case verdicts, summary
+  counts, failing assertions and the rows `view` reads, and reads only the verdict rows the
+  report lists (`rows`).
 - ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
-  with `Store.ingest` into a task-local DuckDB store and writes its rows as Parquet files into the
-  store's table folders, uncommitted. The driver takes the chunks in order into a snapshot of the
-  store (`_Snapshot`), then commits the whole ingest at once (`tracelab.spark.layout.commit`: one
-  Delta transaction per table, then the head). A chunk whose episodes or file hashes collide with
-  the snapshot (the store, or an earlier chunk) is ingested again on the driver with those
-  episodes seeded, so that skip / conflict / `--replace` decide exactly as in one DuckDB store.
-  Still on the driver, and growing with runs (issue 28): that collision lookup, and reading every
-  verdict row of a check to order and sum them.
+  with `Store.ingest` into a task-local DuckDB store and stages its rows as Parquet files in the
+  store's table folders. A join in the tasks, one per `ep_bucket`, finds the episode ids that two
+  chunks, or a chunk and the store, share; the driver takes the chunks in order into a snapshot
+  of the store (`_Snapshot`), ingesting again only those that collide, seeded with the episodes
+  they collide with, so that skip / conflict / `--replace` decide exactly as in one DuckDB store.
+  Then the tasks rewrite each bucket's rows into files of the target size, and the driver commits
+  the whole ingest at once (`tracelab.spark.layout.commit`: one Delta transaction per table,
+  then the head).
+What stays on the driver grows with the files, chunks and buckets (their file lists and
+reports), the suite (the sums) and the colliding chunks, not with the runs.
 """
 from __future__ import annotations
 
@@ -65,7 +69,7 @@ partitions in one evaluation (a task's fixed cost, a DuckDB store and a Python w
 TIMINGS: dict[str, Any] = {}
 """Where the last `check` / `ingest` spent its time (benchmarks/spark_bench.py reads it)."""
 WAVE_TASKS = 8
-"""Chunks per executor core committed together: a kill loses at most one wave's work."""
+"""Chunks per executor core run in one Spark job: the ingest reports its progress per wave."""
 
 
 def master_url(master: str | None = None) -> tuple[str, str]:

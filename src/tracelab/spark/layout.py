@@ -12,7 +12,12 @@ transaction per changed table, then one commit of the head replacing its row of 
 readers read the versions the head names, so a run killed before its head commit leaves the
 previous store whole. `recover`, run before every write, restores any table a killed run
 committed past the head; the files it wrote and never committed are ignored (`vacuum` removes
-them). Re-running the ingest then completes it (docs/trace-format.md §6).
+them; the chunk files an ingest stages in each table's `_staging/` go with the next ingest).
+Re-running the ingest then completes it (docs/trace-format.md §6).
+
+File sizes. An ingest's tasks stage each chunk's rows apart, then rewrite each bucket's new rows,
+with the bucket's committed files smaller than the target, into files of the target size
+(`TARGET_FILE_SIZE`, `--target-file-size`): the commit adds those and removes the small ones.
 """
 from __future__ import annotations
 
