@@ -135,7 +135,7 @@ def test_object_store_urls_are_listed_copied_and_recorded_under_their_url(tmp_pa
                     "sources": ["s3a://traces/a/x.jsonl", "s3a://traces/b.jsonl"],
                     "quarantine": ["s3a://traces/b.jsonl"]}
     sizes = con.execute("SELECT DISTINCT file_size FROM read_parquet(?)",
-                        [[str(p) for p in (staged / "sources").glob("*.parquet")]]).fetchall()
+                        [[str(p) for p in (staged / "sources").rglob("*.parquet")]]).fetchall()
     assert sizes == [(None,)]  # a copy's size and time say nothing about the object
 
 

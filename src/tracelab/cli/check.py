@@ -6,7 +6,7 @@ import sys
 import click
 
 from tracelab.cli.console import wants_color
-from tracelab.cli.engine import engine_options, spark_store
+from tracelab.cli.engine import engine_options, spark_only, spark_store, target_file_size_option
 from tracelab.cli.options import check_writable, echo_document, require_suite_file, store_option, write_output
 
 
@@ -30,12 +30,13 @@ from tracelab.cli.options import check_writable, echo_document, require_suite_fi
                    "lost coverage warns.")
 @click.option("--export-baseline", "export_file", type=click.Path(dir_okay=False), default=None,
               help="Write this check's pass and exercised counts per case and assertion to FILE.")
+@target_file_size_option
 @store_option
 @engine_options
 def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: str, output: str | None,
           all_results: bool, strict: bool, allow_ineffective: bool, no_save: bool, since: str | None,
-          baseline_file: str | None, export_file: str | None, store_path: str | None, engine: str,
-          spark_master: str | None) -> None:
+          baseline_file: str | None, export_file: str | None, target_file_size: int | None, store_path: str | None,
+          engine: str, spark_master: str | None) -> None:
     """Evaluate SUITE over the stored runs.
 
     Exit 0 when every checked case passed, 1 when one failed (or, with --baseline, a pass
@@ -50,13 +51,20 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     check_writable(output)
     check_writable(export_file)
     baseline = load_baseline(baseline_file) if baseline_file else None
+    spark_only(engine, **{"--target-file-size": target_file_size})
     if engine == "spark":
         from tracelab import spark
+        from tracelab.spark.layout import TARGET_FILE_SIZE
 
+        # the driver reads only the verdict rows the report lists: the text report's examples come
+        # with the tasks' summaries; JSON and JUnit list failures and not-exercised rows; --all-results
+        # and baselines (coverage of every row) need them all
+        rows = ("all" if all_results or baseline_file or export_file else
+                "none" if fmt == "text" else "reported")
         run = spark.check(spark_store(store_path), suite, cases=list(cases) or None,
                           categories=list(categories) or None, strict=strict,
                           allow_ineffective=allow_ineffective, save=not no_save, since=since,
-                          master=spark_master)
+                          master=spark_master, rows=rows, target_file_size=target_file_size or TARGET_FILE_SIZE)
     else:
         with open_store(store_path, read_only=no_save, create=False) as store:
             run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tracelab.cli.engine import engine_options, spark_store
+from tracelab.cli.engine import engine_options, spark_only, spark_store, target_file_size_option
 from tracelab.cli.options import store_option
 from tracelab.errors import DataError, UsageError
 from tracelab.words import plural
@@ -55,11 +55,12 @@ class _Seconds(click.ParamType[float]):
                    f"{DEFAULT_WAIT:g} when none is given) instead of exiting 3 at once.")
 @click.option("--buckets", type=click.IntRange(1, 65536), default=None,
               help="With --engine spark: ep_bucket partitions of a new Parquet store (default 16).")
+@target_file_size_option
 @store_option
 @engine_options
 def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, agent: str | None, model: str | None,
-           tags: tuple[str, ...], wait: float, buckets: int | None, store_path: str | None, engine: str,
-           spark_master: str | None) -> None:
+           tags: tuple[str, ...], wait: float, buckets: int | None, target_file_size: int | None,
+           store_path: str | None, engine: str, spark_master: str | None) -> None:
     """Load trace files, folders (recursively) or globs into the store.
 
     Prints episodes added, skipped (already ingested), merged into an earlier session
@@ -79,7 +80,10 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, agent: 
     for option, value in (("--agent", agent), ("--model", model), *(("--tag", t) for t in tags)):
         if value is not None and not value.strip():
             raise click.UsageError(f"{option} needs a non-empty value")
+    spark_only(engine, **{"--target-file-size": target_file_size})
     if engine == "spark":
+        from tracelab.spark.layout import TARGET_FILE_SIZE
+
         if agent or model or tags:
             raise click.UsageError("--agent, --model and --tag apply to --engine duckdb only (a Spark "
                                    "ingest cannot set them yet); ingest without them, or into a DuckDB store")
@@ -88,6 +92,7 @@ def ingest(paths: tuple[str, ...], fmt: str, replace: bool, quiet: bool, agent: 
         # the driver lists the paths itself: they may be URLs the cluster reads (tracelab.spark)
         report = spark.ingest(spark_store(store_path), list(paths), fmt, replace=replace, buckets=buckets,
                               master=spark_master, wait=wait,
+                              target_file_size=target_file_size or TARGET_FILE_SIZE,
                               progress=None if quiet else lambda line: click.echo(line, err=True))
     else:
         if buckets is not None:

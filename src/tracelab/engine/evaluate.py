@@ -90,13 +90,17 @@ class Carried:
                selection: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, tuple[int, int]]:
         """Its rows and selection of the runs not (re-)ingested since, then the fresh ones; and how
         many of each it kept (`CheckResult.carried`)."""
-        renewed = _fetch(con, "SELECT episode_id FROM episodes WHERE ingested_at > $since",
-                         {"since": since})["episode_id"].implode()
+        renewed = renewed_runs(con, since).implode()
         kept = (self.notable.filter(~pl.col("episode_id").is_in(renewed)),
                 self.selection.filter(~pl.col("episode_id").is_in(renewed)))
         return (pl.concat([kept[0].select(notable.columns).cast(notable.schema), notable]),
                 pl.concat([kept[1].select(selection.columns).cast(selection.schema), selection]),
                 (kept[0].height, kept[1].height))
+
+
+def renewed_runs(con: duckdb.DuckDBPyConnection, since: datetime | None) -> pl.Series:
+    """The runs ingested (or ingested again) after `since`: an earlier check's rows of them are stale."""
+    return _fetch(con, "SELECT episode_id FROM episodes WHERE ingested_at > $since", {"since": since})["episode_id"]
 
 
 def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
@@ -220,4 +224,4 @@ def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
             con.unregister("chk_args_valid")
 
 
-__all__ = ["Carried", "choose_cases", "evaluate", "result_units"]
+__all__ = ["Carried", "choose_cases", "evaluate", "renewed_runs", "result_units"]

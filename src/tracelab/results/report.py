@@ -88,7 +88,10 @@ def render_text(run: CheckRun, *, color: bool = False, all_results: bool = False
             lines.extend(_assertion_lines(failed, case.runs))
         if passes is not None:
             lines.extend(_pass_lines(passes.filter(pl.col("case_id") == case.id)))
-    never = never_exercised(result).height
+    # a result merged from summaries (`check --engine spark`) may hold no row at all: it counts them itself
+    never = getattr(result, "never_exercised_count", None)
+    if never is None:
+        never = never_exercised(result).height
     if never:
         word = "assertion was" if never == 1 else "assertions were"
         lines.append(style(f"  note  {never} {word} never exercised: see `tracelab cover`", fg="yellow"))

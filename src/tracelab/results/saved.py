@@ -8,8 +8,9 @@ With them a check saves the few rows `tracelab view` shows (`VIEW_TABLES`: per c
 failing runs, per assertion, the reasons results were not exercised; `check_runs.runs` and
 `runs_failed`),
 so that the report reads a few hundred rows rather than grouping every result again. A check
-saved before they existed, or by `check --engine spark`, has none (`runs` is NULL): the report
-then computes them the same way (`view_rows`), from its check_results read back (`read_result`).
+saved before they existed has none (`runs` is NULL): the report then computes them the same way
+(`view_rows`), from its check_results read back (`read_result`). `check --engine spark` saves them
+too, aggregated by its tasks (tracelab.spark.summaries), as Delta tables the store reads as views.
 """
 from __future__ import annotations
 
@@ -209,10 +210,11 @@ def _failing(result: CheckResult | SavedResult) -> pl.DataFrame:
 def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
     """Whether saved check `run_id` has the rows `tracelab view` reads (`VIEW_TABLES`)."""
     present = {row[0] for row in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE table_name = ANY(?) AND NOT temporary",
-        [list(VIEW_TABLES)]).fetchall()}
+        "SELECT table_name FROM duckdb_tables() WHERE table_name = ANY($names) AND NOT temporary "
+        "UNION SELECT view_name FROM duckdb_views() WHERE view_name = ANY($names) AND NOT temporary",
+        {"names": list(VIEW_TABLES)}).fetchall()}
     if present != set(VIEW_TABLES):
-        return False  # a read-only store written before they existed, or a Parquet store
+        return False  # a read-only store written before they existed, or a Parquet store without them
     # a check saved with them has its numbers of runs (check_runs), and a case row if it had runs
     return bool(con.execute(
         "SELECT count(*) FROM check_runs WHERE run_id = $run AND runs IS NOT NULL AND runs_failed IS NOT NULL "

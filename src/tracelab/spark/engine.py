@@ -4,19 +4,23 @@ The same DuckDB engine runs inside the Spark tasks, so verdicts are the DuckDB e
 `lower()`, the JSON leaf rules and the pairing rule are all part of them): Spark only spreads the
 work and moves Arrow batches.
 
-- check / cover: one task per `ep_bucket` partition of the runs opens the Delta store
-  restricted to that partition (`open_store(..., buckets=[b])`) and evaluates the compiled suite
-  (`tracelab.engine.evaluate`); the driver orders the verdict rows as the DuckDB engine does and
-  builds case summaries and coverage with the same library code (`build_result`, `Coverage`).
+- check / cover: one task per group of `ep_bucket` partitions of the runs opens the Delta store
+  restricted to them (`open_store(..., buckets=...)`), evaluates the compiled suite
+  (`tracelab.engine.evaluate`), writes its `check_results` files and sums its verdicts
+  (`tracelab.spark.summaries`); the driver adds up the sums into the case verdicts, summary
+  counts, failing assertions and the rows `view` reads, and reads only the verdict rows the
+  report lists (`rows`).
 - ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
-  with `Store.ingest` into a task-local DuckDB store and writes its rows as Parquet files into the
-  store's table folders, uncommitted. The driver takes the chunks in order into a snapshot of the
-  store (`_Snapshot`), then commits the whole ingest at once (`tracelab.spark.layout.commit`: one
-  Delta transaction per table, then the head). A chunk whose episodes or file hashes collide with
-  the snapshot (the store, or an earlier chunk) is ingested again on the driver with those
-  episodes seeded, so that skip / conflict / `--replace` decide exactly as in one DuckDB store.
-  Still on the driver, and growing with runs (issue 28): that collision lookup, and reading every
-  verdict row of a check to order and sum them.
+  with `Store.ingest` into a task-local DuckDB store and stages its rows as Parquet files in the
+  store's table folders. A join in the tasks, one per `ep_bucket`, finds the episode ids that two
+  chunks, or a chunk and the store, share; the driver takes the chunks in order into a snapshot
+  of the store (`_Snapshot`), ingesting again only those that collide, seeded with the episodes
+  they collide with, so that skip / conflict / `--replace` decide exactly as in one DuckDB store.
+  Then the tasks rewrite each bucket's rows into files of the target size, and the driver commits
+  the whole ingest at once (`tracelab.spark.layout.commit`: one Delta transaction per table,
+  then the head).
+What stays on the driver grows with the files, chunks and buckets (their file lists and
+reports), the suite (the sums) and the colliding chunks, not with the runs.
 """
 from __future__ import annotations
 
@@ -35,14 +39,15 @@ from typing import TYPE_CHECKING, Any
 
 from tracelab.errors import Interrupted, StoreError, UsageError, is_interrupt
 from tracelab.spark.layout import (
+    FLAT,
     PARTITIONED,
+    TARGET_FILE_SIZE,
     Change,
     Layout,
     commit,
     local_path,
     open_layout,
     recover,
-    write_tables,
     writer_lock,
 )
 from tracelab.sqlfiles import path_literal
@@ -61,10 +66,10 @@ Python worker) is small next to its work, small enough to spread a corpus over m
 TASKS_PER_CORE = 2
 """check/cover tasks per executor core: each task evaluates its share of the `ep_bucket`
 partitions in one evaluation (a task's fixed cost, a DuckDB store and a Python worker, is paid once per task)."""
-TIMINGS: dict[str, float] = {}
+TIMINGS: dict[str, Any] = {}
 """Where the last `check` / `ingest` spent its time (benchmarks/spark_bench.py reads it)."""
 WAVE_TASKS = 8
-"""Chunks per executor core committed together: a kill loses at most one wave's work."""
+"""Chunks per executor core run in one Spark job: the ingest reports its progress per wave."""
 
 
 def master_url(master: str | None = None) -> tuple[str, str]:
@@ -163,21 +168,28 @@ def session(master: str | None = None) -> SparkSession:
 def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
           allow_ineffective: bool = False, save: bool = True, since: str | None = None,
-          master: str | None = None) -> CheckRun:
+          master: str | None = None, rows: str = "all", target_file_size: int = TARGET_FILE_SIZE) -> CheckRun:
     """`tracelab.results.check.check` over a Delta store, evaluated on Spark; same verdicts and summaries.
 
-    Saved results go to the store's `check_runs/` and `check_results/` Delta tables, in one store
-    commit (read by `sql` and `view`).
+    The tasks summarise their verdicts (`tracelab.spark.summaries`); the driver merges those
+    summaries and reads only the verdict rows the output lists (`rows`): "none" (the text report,
+    a benchmark: the case verdicts, summary counts and first `EXAMPLES` failing runs of each
+    failing assertion come with the summaries), "reported" (the failures and not-exercised rows:
+    `--format json` and junit), or "all" (`--all-results`, `cover`, baselines).
+    Saved results go to the store's `check_runs/`, `check_results/` (files of `target_file_size`
+    bytes written by the tasks) and the tables `view` reads, in one store commit.
     `since` (`check --since RUN_ID`) evaluates only the runs ingested after that saved check
     started, in the tasks, and keeps its verdicts for the others, as the DuckDB engine does.
     """
-
-    from tracelab.engine.compile import compile_suite
-    from tracelab.engine.evaluate import choose_cases, result_units
-    from tracelab.engine.verdicts import compact, summarize
-    from tracelab.results.check import CheckRun, previous_run, refuse_findings
+    from tracelab.engine.evaluate import choose_cases
+    from tracelab.engine.verdicts import build_result
+    from tracelab.results.check import CheckRun, refuse_findings
+    from tracelab.spark.summaries import merge
+    from tracelab.spark.tasks import CheckTask
     from tracelab.suite import load_suite
 
+    if rows not in ("none", "reported", "all"):
+        raise ValueError(f"rows={rows!r}: none, reported or all")
     root = local_path(store)
     layout = open_layout(root, create=False)
     started = datetime.now(timezone.utc)
@@ -186,50 +198,79 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     chosen = choose_cases(suite, cases, categories)
     if not allow_ineffective:
         refuse_findings(suite)
-    watermark = carried = None
-    if since is not None:
-        with _driver_store(root) as opened:
-            watermark, carried = previous_run(opened, suite, since, chosen)
+    watermark = _since(root, suite, since, chosen) if since is not None else None
     spark = session(master)
     tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
-    spark_clock = time.perf_counter()
-    with _verdict_folder(layout) as out:
-        written = _evaluate(spark, out, root, layout.buckets, tasks, suite, cases, categories,
-                            strict, watermark)
-        driver_clock = time.perf_counter()
-        frame = _read_verdicts(out, written)
-    notable, selection, _ = compact(_in_engine_order(frame, suite, chosen))
-    if carried is not None:  # the DuckDB engine's own merge
-        with _driver_store(root) as opened:
-            notable, selection, _ = carried.merged(opened.con, watermark, notable, selection)
-    result = summarize(suite.name, chosen, notable, selection, result_units(compile_suite(suite, chosen)), strict)
-    elapsed_ms = round((time.perf_counter() - clock) * 1000)
-    TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
-                   check_driver_s=time.perf_counter() - driver_clock, check_rows=frame.height)
     run_id = uuid.uuid4().hex[:16]
+    with _check_folder(layout) as out:
+        job = CheckTask(root, layout.buckets, tasks, suite, cases, categories, strict, watermark, since, run_id,
+                        save, target_file_size, rows, out)
+        spark_clock = time.perf_counter()
+        outputs = _evaluate(spark, job)
+        driver_clock = time.perf_counter()
+        found, metas = _outputs(outputs)
+        verdicts = _read_rows(out, sum(m["listed"] for m in metas))
+    aggregated = merge(found, suite.name, chosen, strict, verdicts, rows)
+    result = build_result(suite.name, chosen, verdicts, strict) if rows == "all" else aggregated
+    elapsed_ms = round((time.perf_counter() - clock) * 1000)
     if save:
-        _save(layout, suite, result, run_id, started, elapsed_ms, since)
+        parts = [part for m in metas for part in m["parts"]]
+        _save(layout, suite, aggregated, parts, run_id, started, elapsed_ms, since)
+    TIMINGS.update(check_tasks=tasks, check_spark_s=driver_clock - spark_clock,
+                   check_driver_s=time.perf_counter() - driver_clock,
+                   check_rows=sum(m["fresh"] for m in metas), check_results=aggregated.summary.results,
+                   check_listed=verdicts.height)
     return CheckRun(result, suite, run_id, root, elapsed_ms, save)
 
 
-def _evaluate(spark: Any, out: str, store: str, buckets: int, tasks: int, suite: Any, cases: list[str] | None,
-              categories: list[str] | None, strict: bool, since: datetime | None) -> int:
-    """Run the check's tasks (`tasks.evaluate_buckets`); how many verdict rows they wrote."""
-    from tracelab.spark.tasks import evaluate_buckets, task_schema
+def _since(root: str, suite: Any, since: str, chosen: Any) -> datetime:
+    """When saved check `since` started (`check --since`), once `previous_run` accepts it; its
+    verdicts are read by the tasks, each for its own runs.
 
-    out_text = out
+    Raises:
+        UsageError: as `tracelab.results.check.previous_run`.
+    """
+    from tracelab.results.check import previous_run
+
+    with _driver_store(root) as opened:
+        # no chosen case: the checks on the run, not its rows (the tasks read those)
+        watermark, _ = previous_run(opened, suite, since, ())
+        [(checked,)] = opened.con.execute("SELECT cases FROM check_runs WHERE run_id = ?", [since]).fetchall()
+    missing = [case.id for case in chosen if case.id not in (checked or [])]
+    if missing:
+        raise UsageError(f"--since {since}: that run did not check case {missing[0]!r}; run a full check first")
+    return watermark
+
+
+def _evaluate(spark: Any, job: Any) -> Any:
+    """Run the check's tasks (`tasks.check_buckets`): their (task, kind, data) rows as Arrow."""
+    from tracelab.spark.tasks import check_buckets, check_task_schema
 
     def body(batches):  # type: ignore[no-untyped-def]
-        return evaluate_buckets(batches, store, buckets, tasks, suite, cases, categories, strict, since, out_text)
+        return check_buckets(batches, job)
 
-    counts = _collect(spark.range(0, tasks, 1, numPartitions=tasks).mapInArrow(body, _spark_schema(task_schema())))
-    return int(sum(counts.column("rows").to_pylist()))
+    frame = spark.range(0, job.tasks, 1, numPartitions=job.tasks)
+    return _collect(frame.mapInArrow(body, _spark_schema(check_task_schema())))
+
+
+def _outputs(table: Any) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
+    """The tasks' partial summaries by kind, and their "meta" records."""
+    from tracelab.spark.tasks import from_ipc
+
+    found: dict[str, list[Any]] = {}
+    metas: list[dict[str, Any]] = []
+    for row in table.to_pylist():
+        if row["kind"] == "meta":
+            metas.append(json.loads(row["data"]))
+        else:
+            found.setdefault(row["kind"], []).append(from_ipc(row["data"]))
+    return found, metas
 
 
 @contextmanager
-def _verdict_folder(layout: Layout) -> Iterator[str]:
-    """A fresh folder of the store (`_check/<id>/`, which no reader lists) for the tasks' verdict
-    files; removed when the check is done, or stopped."""
+def _check_folder(layout: Layout) -> Iterator[str]:
+    """A fresh folder of the store (`_check/<id>/`, which no reader lists) for the verdict rows
+    the tasks write for the driver; removed when the check is done, or stopped."""
     from tracelab.spark.paths import store_filesystem
 
     folder = f"{layout.url}/_check/{uuid.uuid4().hex[:16]}"
@@ -243,8 +284,9 @@ def _verdict_folder(layout: Layout) -> Iterator[str]:
             pass  # no task wrote anything
 
 
-def _read_verdicts(folder: str, expected: int) -> Any:
-    """The verdict rows the tasks wrote, as one Polars frame in the tasks' schema.
+def _read_rows(folder: str, expected: int) -> Any:
+    """The verdict rows the tasks wrote for the driver, in the DuckDB engine's order: by `part`
+    (carried rows first), result unit (suite order), then run.
 
     Raises:
         StoreError: fewer rows than the tasks reported (a file lost on the shared file system).
@@ -254,22 +296,26 @@ def _read_verdicts(folder: str, expected: int) -> Any:
     import pyarrow.parquet as pq
 
     from tracelab.spark.paths import list_folder, store_filesystem
-    from tracelab.spark.tasks import verdict_schema
+    from tracelab.spark.tasks import VERDICT_COLUMNS, verdict_schema
 
     fs, path = store_filesystem(folder)
     try:
         found = list_folder(fs, path)
     except OSError:
         found = []
-    files = sorted(f.path for f in found if f.base_name.startswith("task-"))
-    table = (pa.concat_tables([pq.read_table(f, filesystem=fs) for f in files]) if files
-             else verdict_schema().empty_table())
-    if table.num_rows != expected:
-        raise StoreError(f"{folder}: the check's tasks wrote {expected} verdict rows, {table.num_rows} are "
-                         "there; is the store reachable from every node?")
-    frame = pl.from_arrow(table.cast(verdict_schema()))
+    files = sorted(f.path for f in found if f.base_name.startswith("rows-"))
+    tables = [pq.read_table(f, filesystem=fs) for f in files]
+    table = pa.concat_tables(tables, promote_options="permissive") if tables else None
+    if (table.num_rows if table is not None else 0) != expected:
+        raise StoreError(f"{folder}: the check's tasks wrote {expected} verdict rows, "
+                         f"{table.num_rows if table is not None else 0} are there; is the store reachable "
+                         "from every node?")
+    if table is None:
+        return pl.DataFrame(verdict_schema().empty_table())
+    frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
-    return frame
+    return (frame.sort("part", "unit", "episode_id").select(VERDICT_COLUMNS)
+            .cast({"step_idx": pl.Int32}))
 
 
 def _driver_store(root: str) -> Any:
@@ -316,29 +362,17 @@ def _spark_schema(schema: Any) -> Any:
     return from_arrow_schema(schema)
 
 
-def _in_engine_order(frame: Any, suite: Any, chosen: Any) -> Any:
-    """The verdict rows in the DuckDB engine's order: by result unit (suite order), then run."""
-    import polars as pl
-
-    from tracelab.engine.compile import compile_suite
-
-    units = (compile_suite(suite, chosen).frames["p_units"].filter(pl.col("parent_id").is_null())
-             .select("case_id", "assertion_id", order="unit_id"))
-    return (frame.join(units, on=["case_id", "assertion_id"], how="left")
-            .sort("order", "episode_id").drop("order"))
-
-
-def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetime, elapsed_ms: int,
-          since: str | None) -> None:
-    """check_results and check_runs appended, then published by one head commit (tracelab.spark.layout);
-    the columns and types of the DuckDB store's tables (sql/store/schema/tables.sql)."""
+def _save(layout: Layout, suite: Any, result: Any, parts: list[dict[str, Any]], run_id: str, started: datetime,
+          elapsed_ms: int, since: str | None) -> None:
+    """The check's store commit (tracelab.spark.layout): the `check_results` files its tasks wrote,
+    its `check_runs` row and the rows `view` reads (`result.view_rows`), in the columns and types of
+    the DuckDB store's tables (sql/store/schema/)."""
     import polars as pl
     import pyarrow as pa
 
     from tracelab.results.check import tool_overrides
-    from tracelab.results.saved import RESULT_COLUMNS
+    from tracelab.spark.tasks import results_schema
 
-    rows = result.verdicts.with_columns(run_id=pl.lit(run_id)).select("run_id", *RESULT_COLUMNS)
     run = pa.table({
         "run_id": [run_id], "suite": [suite.name], "suite_sha256": [suite.sha256],
         "started_at": pa.array([started], pa.timestamp("us", tz="UTC")),
@@ -348,11 +382,17 @@ def _save(layout: Layout, suite: Any, result: Any, run_id: str, started: datetim
         "failed_cases": pa.array([[case.id for case in result.cases if not case.passed]], pa.list_(pa.string())),
         "tools": pa.array([tool_overrides(suite)], pa.list_(pa.struct([
             ("pattern", pa.string()), ("effect", pa.string()), ("regex", pa.string()), ("is_glob", pa.bool_())]))),
+        "runs": pa.array([result.summary.runs], pa.int64()),
+        "runs_failed": pa.array([result.runs_failed], pa.int64()),
     })
+    tables = {"check_runs": run}
+    for name, frame in result.view_rows.items():
+        tables[name] = frame.select(pl.lit(run_id).alias("run_id"), *frame.columns).to_arrow()
     with writer_lock(layout):
         current = open_layout(layout.url, create=False)
         recover(current)
-        write_tables(current, {"check_results": rows.to_arrow(), "check_runs": run})
+        commit(current, {"check_results": Change(parts, [])}, tables=tables,
+               schemas={"check_results": results_schema()}, operation="check")
 
 
 # --- ingest ------------------------------------------------------------------------------
@@ -367,7 +407,7 @@ class _Chunk:
 
 def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]], fmt: str = "auto", *,
            replace: bool = False, buckets: int | None = None, master: str | None = None,
-           chunk_bytes: int = CHUNK_BYTES, wait: float = 0,
+           chunk_bytes: int = CHUNK_BYTES, wait: float = 0, target_file_size: int = TARGET_FILE_SIZE,
            progress: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest files, folders or globs into a Delta store on Spark (docs/trace-format.md §5, §6 rules hold).
 
@@ -378,6 +418,8 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
         buckets: `ep_bucket` partitions of a new store (default 16, as `export`); recorded in it.
         chunk_bytes: target input bytes per task.
         wait: while another ingest writes the store, wait for it up to this many seconds.
+        target_file_size: bytes per data file of each table (`--target-file-size`): the chunks'
+            rows, and a bucket's smaller files already committed, are rewritten into files of this size.
         progress: called with one line per ingested wave.
 
     Raises:
@@ -395,36 +437,70 @@ def ingest(store: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]
     layout = open_layout(local_path(store), create=True, buckets=buckets)
     with writer_lock(layout, wait):
         recover(layout)
-        return _ingest(layout, _chunks(inputs, chunk_bytes), len(inputs), fmt, replace, master, progress)
+        return _ingest(layout, _chunks(inputs, chunk_bytes), len(inputs), fmt, replace, master, progress,
+                       target_file_size)
 
 
 def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace: bool, master: str | None,
-            progress: Callable[[str], None] | None) -> IngestReport:
-    """The waves of an ingest, then its one commit, under the store's writer lock."""
-    from tracelab.ingest.batches import FileReport, IngestReport
+            progress: Callable[[str], None] | None, target: int = TARGET_FILE_SIZE) -> IngestReport:
+    """An ingest under the store's writer lock: the chunks' tasks stage their rows (in waves); one
+    distributed join finds the episodes that collide; the driver re-ingests only the chunks
+    that do; the tasks write each bucket's rows into files of the target size; one commit."""
+    from tracelab.ingest.batches import IngestReport
 
     spark = session(master)
     wave = _parallelism(spark) * WAVE_TASKS
-    report = IngestReport()
     snapshot = _Snapshot(layout)
     name = uuid.uuid4().hex[:16]
+    started = time.perf_counter()
     TIMINGS.update(ingest_spark_s=0.0, ingest_commit_s=0.0, ingest_chunks=len(chunks))
     try:
+        _clear_staging(snapshot)  # what a killed ingest staged: never committed
+        outputs: dict[int, dict[str, Any]] = {}
         for start in range(0, len(chunks), wave):
-            outputs = _run_wave(spark, snapshot, chunks[start:start + wave], fmt, replace, name)
-            for output in outputs:
-                report.files.extend(FileReport(**f) for f in output["files"])
+            outputs.update(_run_wave(spark, snapshot, chunks[start:start + wave], fmt, replace, name))
             if progress is not None:
-                progress(f"ingested {sum(len(c.files) for c in chunks[:start + len(outputs)])} of {total} files")
-        clock = time.perf_counter()
+                progress(f"ingested {sum(len(c.files) for c in chunks[:start + wave])} of {total} files")
+        report = IngestReport()
+        for output in _take(spark, snapshot, chunks, outputs, fmt, replace, name):
+            report.files.extend(_file_reports(output))
+        _compact(spark, snapshot, target, name)
         commit(layout, snapshot.changes)
-        TIMINGS["ingest_commit_s"] += time.perf_counter() - clock
+        _clear_staging(snapshot)
     except BaseException as exc:  # Ctrl-C, or Py4J's error wrapping it while Java ran
         if not is_interrupt(exc):
             raise
         raise Interrupted(f"interrupted: nothing was committed to {layout.url}; the store is as it was "
                           "(run the same ingest again)") from None
+    TIMINGS["ingest_commit_s"] = time.perf_counter() - started - TIMINGS["ingest_spark_s"]
+    TIMINGS["ingest_files"] = {t: len(snapshot.table_files(t)) for t in sorted(snapshot.files)}
     return report
+
+
+def _file_reports(output: dict[str, Any]) -> list[Any]:
+    from tracelab.ingest.batches import FileReport
+
+    return [FileReport(**f) for f in output["files"]]
+
+
+def _spark_job(run: Callable[[], Any]) -> Any:
+    """Run a Spark job, its time counted as the tasks' (`TIMINGS["ingest_spark_s"]`)."""
+    clock = time.perf_counter()
+    try:
+        return run()
+    finally:
+        TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + time.perf_counter() - clock
+
+
+def _clear_staging(snapshot: _Snapshot) -> None:
+    """Remove every table's staging folder (`tasks.STAGING`): files no commit names."""
+    from tracelab.spark.tasks import STAGING
+
+    for table in PARTITIONED + FLAT:
+        try:
+            snapshot.fs.delete_dir(f"{snapshot.base}/{table}/{STAGING}")
+        except (OSError, FileNotFoundError):
+            pass  # nothing staged
 
 
 def _inputs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str | None, int]]:
@@ -466,8 +542,8 @@ def _chunks(inputs: list[tuple[str, str | None, int]], chunk_bytes: int) -> list
 
 
 def _run_wave(spark: Any, snapshot: _Snapshot, chunks: list[_Chunk], fmt: str, replace: bool,
-              name: str) -> list[dict[str, Any]]:
-    """Ingest a wave of chunks on Spark, then take them into the snapshot in order; their outputs."""
+              name: str) -> dict[int, dict[str, Any]]:
+    """Ingest a wave of chunks on Spark, each staged apart; their outputs by chunk."""
     import pyarrow as pa
 
     from tracelab.spark.tasks import ingest_chunks
@@ -483,14 +559,126 @@ def _run_wave(spark: Any, snapshot: _Snapshot, chunks: list[_Chunk], fmt: str, r
     first = chunks[0].index
     frame = spark.range(first, first + len(chunks), 1, numPartitions=len(chunks))
     out_schema = _spark_schema(pa.schema([("chunk", pa.int64()), ("output", pa.string())]))
-    clock = time.perf_counter()
-    result = _collect(frame.mapInArrow(body, out_schema))
-    outputs = {row["chunk"]: json.loads(row["output"]) for row in result.to_pylist()}
-    taking = time.perf_counter()
-    taken = [_take_chunk(snapshot, chunk, outputs[chunk.index], fmt, replace, name) for chunk in chunks]
-    TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + taking - clock
-    TIMINGS["ingest_commit_s"] = TIMINGS.get("ingest_commit_s", 0.0) + time.perf_counter() - taking
+    result = _spark_job(lambda: _collect(frame.mapInArrow(body, out_schema)))
+    return {row["chunk"]: json.loads(row["output"]) for row in result.to_pylist()}
+
+
+def _take(spark: Any, snapshot: _Snapshot, chunks: list[_Chunk], outputs: dict[int, dict[str, Any]], fmt: str,
+          replace: bool, name: str) -> list[dict[str, Any]]:
+    """Take the chunks into the snapshot in order, each as the DuckDB engine would ingest its files
+    after the earlier ones: a chunk none of whose episodes (nor, without `replace`, file contents)
+    was there before is taken as it is; the others are ingested again on the driver, seeded with
+    the episodes they collide with. The collisions come from one distributed join (`_collisions`):
+    the driver's work grows with the colliding chunks, not with the runs. Their outputs, in order."""
+    ids = _collisions(spark, snapshot, outputs)
+    holder = {eid: digest for eid, digest, origin in ids if origin < 0}
+    mine: dict[int, dict[str, str]] = {}
+    for eid, digest, origin in ids:
+        if origin >= 0:
+            mine.setdefault(origin, {})[eid] = digest
+    seen: set[str] = set()
+    taken = []
+    for chunk in chunks:
+        output, colliding = outputs[chunk.index], mine.get(chunk.index, {})
+        seeds = [(eid, holder[eid]) for eid in sorted(colliding) if eid in holder]
+        known = not replace and any(digest in seen for _, digest in output["sources"])
+        stored = set(colliding)
+        if seeds or known:
+            output = _redo(snapshot, chunk, seeds, fmt, replace, name)
+            stored = stored & set(output["episodes"])
+        holder.update((eid, colliding[eid]) for eid in stored)
+        seen.update(digest for _, digest in output["sources"])
+        if replace:
+            _forget_sources(_Rewrites(snapshot, chunk.index), output["sources"])
+        for part in output["parts"]:
+            snapshot.add(part)
+        taken.append(output)
     return taken
+
+
+def _collisions(spark: Any, snapshot: _Snapshot, outputs: dict[int, dict[str, Any]]) -> list[tuple[str, str, int]]:
+    """(episode_id, content_hash, origin) of the episode ids staged by more than one chunk or
+    already in the store (origin -1), found by one Spark task per `ep_bucket` that holds staged
+    episodes (`tasks.find_collisions`)."""
+    from tracelab.spark.tasks import collision_schema, find_collisions
+
+    staged: dict[int, list[tuple[str, int]]] = {}
+    for chunk, output in sorted(outputs.items()):
+        for part in output["parts"]:
+            if part["table"] == "episodes":
+                staged.setdefault(part["bucket"], []).append((part["path"], chunk))
+    if not staged:
+        return []
+    stored: dict[int, list[str]] = {}
+    for path, bucket in snapshot.table_files("episodes").items():
+        stored.setdefault(bucket if bucket is not None else -1, []).append(path)
+    buckets = sorted(staged)
+    groups = {i: (stored.get(b, []), staged[b]) for i, b in enumerate(buckets)}
+    url = snapshot.layout.url
+
+    def body(batches):  # type: ignore[no-untyped-def]
+        return find_collisions(batches, url, groups)
+
+    frame = spark.range(0, len(buckets), 1, numPartitions=len(buckets))
+    found = _spark_job(lambda: _collect(frame.mapInArrow(body, _spark_schema(collision_schema()))))
+    return [(r["episode_id"], r["content_hash"], r["origin"]) for r in found.to_pylist()]
+
+
+def _redo(snapshot: _Snapshot, chunk: _Chunk, seeds: list[tuple[str, str]], fmt: str, replace: bool,
+          name: str) -> dict[str, Any]:
+    """Ingest a chunk again on the driver, seeded with the episodes it collides with and the
+    snapshot's sources, so that skip / conflict / `--replace` decide as in one DuckDB store; its output."""
+    from tracelab.spark.tasks import ingest_chunk
+
+    redo = ingest_chunk(chunk.index, chunk.files, fmt, replace, snapshot.layout.url, f"{name}-redo",
+                        snapshot.layout.buckets, snapshot.known_sources(), seeds)
+    rewrites = _Rewrites(snapshot, chunk.index)
+    for table in PARTITIONED:  # --replace: the stored rows of the episodes it replaced go
+        rewrites.drop(table, "episode_id IN (SELECT unnest($ids))", {"ids": redo.replaced})
+    return dataclasses.asdict(redo)
+
+
+def _compact(spark: Any, snapshot: _Snapshot, target: int, name: str) -> None:
+    """Write each bucket's new rows, with its committed files smaller than `target`, into files of
+    about `target` bytes (`tasks.compact_groups`: one task per bucket, one for the unpartitioned
+    tables), and put those in the snapshot in their place: a table's bucket then holds
+    ceil(its bytes / target) files whatever the number of chunks and ingests."""
+    import pyarrow as pa
+
+    from tracelab.spark.tasks import compact_groups
+
+    pieces: dict[int | None, list[dict[str, Any]]] = {}
+    consumed: list[tuple[str, str]] = []
+    for table, change in sorted(snapshot.changes.items()):
+        new: dict[int | None, list[str]] = {}
+        for part in change.adds:
+            new.setdefault(part["bucket"], []).append(part["path"])
+        for bucket, paths in new.items():
+            small = [p for p, b in snapshot.table_files(table).items()
+                     if b == bucket and p not in paths and snapshot.sizes[table].get(p, target) < target]
+            consumed.extend((table, p) for p in small)
+            pieces.setdefault(bucket, []).append({"table": table, "bucket": bucket, "inputs": small + paths})
+    if not pieces:
+        return
+    groups = [pieces[b] for b in sorted(pieces, key=lambda b: -1 if b is None else b)]
+    url = snapshot.layout.url
+
+    def body(batches):  # type: ignore[no-untyped-def]
+        return compact_groups(batches, url, groups, target, name)
+
+    frame = spark.range(0, len(groups), 1, numPartitions=len(groups))
+    schema = _spark_schema(pa.schema([("group", pa.int64()), ("output", pa.string())]))
+    written = _spark_job(lambda: _collect(frame.mapInArrow(body, schema)))
+    for group in groups:
+        for piece in group:
+            for path in piece["inputs"]:
+                if (piece["table"], path) not in consumed:
+                    snapshot.remove(piece["table"], path)  # staged, never committed: leaves the change
+    for table, path in consumed:
+        snapshot.remove(table, path)
+    for row in written.to_pylist():
+        for part in json.loads(row["output"]):
+            snapshot.add(part)
 
 
 class _Snapshot:
@@ -503,6 +691,8 @@ class _Snapshot:
         self.layout = layout
         self.fs, self.base = store_filesystem(layout.url)
         self.files: dict[str, dict[str, int | None]] = {}
+        self.sizes: dict[str, dict[str, int]] = {}
+        """Bytes of each committed file, by table."""
         self.schemas: dict[str, Any] = {}
         self.changes: dict[str, Change] = {}
 
@@ -517,6 +707,8 @@ class _Snapshot:
             buckets = (actions.column("partition.ep_bucket").to_pylist() if "partition.ep_bucket" in
                        actions.column_names else [None] * actions.num_rows)
             self.files[table] = dict(zip(actions.column("path").to_pylist(), buckets, strict=True))
+            self.sizes[table] = dict(zip(actions.column("path").to_pylist(), actions.column("size_bytes").to_pylist(),
+                                         strict=True))
             schema = delta.to_pyarrow_dataset().schema
             self.schemas[table] = schema.remove(schema.get_field_index("ep_bucket")) \
                 if "ep_bucket" in schema.names else schema
@@ -575,48 +767,6 @@ class _Snapshot:
             con.close()
             raise StoreError(f"{self.layout.url}: the store cannot be read ({exc})") from None
         return con
-
-
-def _take_chunk(snapshot: _Snapshot, chunk: _Chunk, output: dict[str, Any], fmt: str, replace: bool,
-                name: str) -> dict[str, Any]:
-    """Take one chunk's files into the snapshot; first re-ingest it seeded when it collides with it."""
-    seeds = _collisions(snapshot, output, replace)
-    rewrites = _Rewrites(snapshot, chunk.index)
-    if seeds is not None:
-        for part in output["parts"]:  # never committed: removed now rather than left for `vacuum`
-            snapshot.fs.delete_file(snapshot.location(part["table"], part["path"]))
-        from tracelab.spark.tasks import ingest_chunk
-
-        redo = ingest_chunk(chunk.index, chunk.files, fmt, replace, snapshot.layout.url, f"{name}-redo",
-                            snapshot.layout.buckets, snapshot.known_sources(), seeds)
-        output = dataclasses.asdict(redo)
-        for table in PARTITIONED:  # --replace: the stored rows of the episodes it replaced go
-            rewrites.drop(table, "episode_id IN (SELECT unnest($ids))", {"ids": redo.replaced})
-    if replace:
-        _forget_sources(rewrites, output["sources"])
-    for part in output["parts"]:
-        snapshot.add(part)
-    return output
-
-
-def _collisions(snapshot: _Snapshot, output: dict[str, Any], replace: bool) -> list[tuple[str, str]] | None:
-    """None when the chunk can be taken as it is: it shares no episode id with the snapshot, nor
-    (without `replace`) a file hash. Else the stored (episode_id, content_hash) pairs to seed a
-    re-ingest with, so that the library decides as in one store."""
-    ids = output["episodes"]
-    hashes = [h for _, h in output["sources"]] if not replace else []
-    con = snapshot.connect()
-    try:
-        seeds = [(r[0], r[1]) for r in con.execute(
-            "SELECT episode_id, content_hash FROM episodes WHERE episode_id IN (SELECT unnest(?))",
-            [ids]).fetchall()] if ids else []
-        # a file whose content an earlier chunk of this ingest stored: the re-ingest, seeded with
-        # the store's sources, reports it already ingested
-        known = con.execute("SELECT count(*) FROM sources WHERE content_hash IN (SELECT unnest(?))",
-                            [hashes]).fetchall()[0][0] if hashes else 0
-    finally:
-        con.close()
-    return seeds if seeds or known else None
 
 
 def _forget_sources(rewrites: _Rewrites, staged: list[list[str]]) -> None:

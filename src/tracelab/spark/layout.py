@@ -12,7 +12,12 @@ transaction per changed table, then one commit of the head replacing its row of 
 readers read the versions the head names, so a run killed before its head commit leaves the
 previous store whole. `recover`, run before every write, restores any table a killed run
 committed past the head; the files it wrote and never committed are ignored (`vacuum` removes
-them). Re-running the ingest then completes it (docs/trace-format.md §6).
+them; the chunk files an ingest stages in each table's `_staging/` go with the next ingest).
+Re-running the ingest then completes it (docs/trace-format.md §6).
+
+File sizes. An ingest's tasks stage each chunk's rows apart, then rewrite each bucket's new rows,
+with the bucket's committed files smaller than the target, into files of the target size
+(`TARGET_FILE_SIZE`, `--target-file-size`): the commit adds those and removes the small ones.
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ from tracelab.store.delta import HEAD, LAYOUT, VERSIONS_COLUMN, delta_url, is_de
 LOCK = "_tracelab.lock"
 DEFAULT_BUCKETS = 16
 """What `tracelab export` writes (store.Store.export); a Spark store may have more."""
+TARGET_FILE_SIZE = 128 << 20
+"""Bytes per data file a Spark ingest or check writes, by default (`--target-file-size`)."""
 PARTITIONED = ("episodes", "steps", "tool_calls", "tool_definitions")
 FLAT = ("quarantine", "sources")
 
@@ -170,18 +177,28 @@ class Change:
     """Paths relative to the table of committed files that leave it."""
 
 
-def commit(layout: Layout, changes: dict[str, Change], *, operation: str = "ingest") -> Layout:
+def commit(layout: Layout, changes: dict[str, Change], *, tables: dict[str, Any] | None = None,
+           schemas: dict[str, Any] | None = None, operation: str = "ingest") -> Layout:
     """One Delta transaction per changed table, then the head commit that publishes them all.
 
+    `changes`: files already in the tables' folders, added or removed; `tables`: Arrow tables (the
+    driver's own few rows: a saved check's run and its view rows) appended. A table the head does
+    not name yet is created first (a killed run's leftover replaced), of `schemas[name]` for a
+    changed table, else of its data's schema.
+
     Returns the layout at the new versions."""
-    from deltalake import CommitProperties, DeltaTable
+    from deltalake import CommitProperties, DeltaTable, write_deltalake
     from deltalake.transaction import AddAction, RemoveAction
 
     versions = dict(layout.versions)
     now = int(time.time() * 1000)
+    properties = CommitProperties(custom_metadata={"tracelab.operation": operation})
     for name, change in sorted(changes.items()):
         if not change.adds and not change.removes:
             continue
+        if name not in versions:
+            write_deltalake(layout.table(name), (schemas or {})[name].empty_table(), mode="overwrite",
+                            schema_mode="overwrite")
         table = DeltaTable(layout.table(name))
         partition = table.metadata().partition_columns
         actions: list[Any] = [
@@ -191,23 +208,13 @@ def commit(layout: Layout, changes: dict[str, Change], *, operation: str = "inge
             for a in change.adds]
         actions += [RemoveAction(path, True, now) for path in change.removes]
         table.create_write_transaction(actions, "append", table.schema(), partition_by=partition or None,
-                                       commit_properties=CommitProperties(
-                                           custom_metadata={"tracelab.operation": operation}))
+                                       commit_properties=properties)
         table.update_incremental()  # the object still names the version it read
         versions[name] = table.version()
-    return _publish(layout, versions)
-
-
-def write_tables(layout: Layout, tables: dict[str, Any]) -> Layout:
-    """Append Arrow tables (the driver's own rows: a saved check) to their Delta tables and publish.
-    A table the head does not name yet is created (or a killed run's leftover replaced)."""
-    from deltalake import DeltaTable, write_deltalake
-
-    versions = dict(layout.versions)
-    for name, data in tables.items():
+    for name, data in sorted((tables or {}).items()):
         fresh = name not in versions
         write_deltalake(layout.table(name), data, mode="overwrite" if fresh else "append",
-                        schema_mode="overwrite" if fresh else None)
+                        schema_mode="overwrite" if fresh else "merge", commit_properties=properties)
         versions[name] = DeltaTable(layout.table(name)).version()
     return _publish(layout, versions)
 
@@ -278,5 +285,5 @@ def reopen(layout: Layout) -> Layout:
     return Layout(layout.url, head.buckets, head.versions)
 
 
-__all__ = ["DEFAULT_BUCKETS", "FLAT", "PARTITIONED", "Change", "Layout", "commit", "local_path", "open_layout",
-           "recover", "reopen", "write_tables", "writer_lock"]
+__all__ = ["DEFAULT_BUCKETS", "FLAT", "PARTITIONED", "TARGET_FILE_SIZE", "Change", "Layout", "commit", "local_path",
+           "open_layout", "recover", "reopen", "writer_lock"]

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 VERDICT_COLUMNS = RESULT_COLUMNS
 """A verdict row as the DuckDB engine makes it, `step_idx` included (docs/cli.md §6)."""
+STAGING = "_staging"
+"""The folder inside each table where ingest tasks stage their chunk files (`_staging/<ingest>/`): never
+committed; the ingest compacts them into files of the target size (`compact_group`) and removes it."""
+ROW_GROUP_ROWS = 122_880
+"""Rows per Parquet row group in the files written here (DuckDB's own row group size)."""
 SOURCE_COLUMNS = ("source_uri", "content_hash", "format", "episodes", "quarantined", "file_size", "file_mtime_ns")
 """The `sources` columns a task is seeded with (`ingested_at` stays NULL: seeded rows are never staged)."""
 
@@ -43,7 +48,8 @@ class ChunkOutput:
     replaced: list[str]
     """Seeded episode ids that `--replace` replaced (only when seeds were given)."""
     episodes: list[str] = dataclasses.field(default_factory=list)
-    """The ids of the episodes written (the driver checks them against the store's)."""
+    """The ids of the episodes written, only for a chunk ingested with seeds (on the driver): the
+    driver finds the collisions of the others with a distributed join (`find_collisions`)."""
     sources: list[list[str]] = dataclasses.field(default_factory=list)
     """(source_uri, content_hash) of the `sources` rows written."""
 
@@ -53,8 +59,9 @@ def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, re
                  known_sources: pa.Table | None,
                  seed_episodes: Sequence[tuple[str, str]] = ()) -> ChunkOutput:
     """Ingest `files` (contiguous in path order) with the library into a task-local DuckDB store
-    and write its new rows as Parquet files into the tables of the Delta store at `store` (named
-    after `name`, fresh per wave, and the chunk), uncommitted: the driver commits them.
+    and write its new rows as Parquet files into the tables of the Delta store at `store`, in each
+    table's `STAGING/<name>/` folder (`name` is the ingest's; the files are named after the chunk),
+    never committed: the driver compacts them into the tables' files (`compact_group`).
 
     Args:
         files: (path, why it is skipped or None) as `tracelab.ingest.pipeline.Input` says it, the path local
@@ -89,9 +96,9 @@ def ingest_chunk(chunk: int, files: Sequence[Sequence[str | None]], fmt: str, re
             still = {r[0] for r in con.execute(
                 "SELECT episode_id FROM episodes WHERE ingested_at IS NULL").fetchall()}
             replaced = sorted({eid for eid, _ in seed_episodes} - still)
-        parts = _stage(con, Path(tmp) / "staged", store, f"{name}-c{chunk:06d}", buckets)
+        parts = _stage(con, Path(tmp) / "staged", store, f"{STAGING}/{name}", f"{name}-c{chunk:06d}", buckets)
         episodes = [r[0] for r in con.execute(
-            "SELECT episode_id FROM episodes WHERE ingested_at IS NOT NULL").fetchall()]
+            "SELECT episode_id FROM episodes WHERE ingested_at IS NOT NULL").fetchall()] if seed_episodes else []
         sources = [[r[0], r[1]] for r in con.execute(
             "SELECT source_uri, content_hash FROM sources WHERE ingested_at IS NOT NULL").fetchall()]
     return ChunkOutput(chunk, [dataclasses.asdict(f) for f in report.files], parts, replaced, episodes, sources)
@@ -148,8 +155,9 @@ def _record_urls(con: Any, report: Any, urls: dict[str, str]) -> None:
                 file.message = file.message.replace(copy, file.path)
 
 
-def _stage(con: Any, staging: Path, store: str, name: str, buckets: int) -> list[dict[str, Any]]:
-    """COPY the chunk's new rows into Parquet files, then put them into the store's table folders."""
+def _stage(con: Any, staging: Path, store: str, folder: str, name: str, buckets: int) -> list[dict[str, Any]]:
+    """COPY the chunk's new rows into Parquet files, then put them into `folder` of the store's
+    table folders; their paths relative to the table."""
     import pyarrow.parquet as pq
 
     from tracelab.spark.paths import put_file, store_filesystem
@@ -180,8 +188,8 @@ def _stage(con: Any, staging: Path, store: str, name: str, buckets: int) -> list
         relative = file.relative_to(staging)
         table, inside = relative.parts[0], "/".join(relative.parts[1:])
         bucket = int(relative.parts[1].split("=", 1)[1]) if table in PARTITIONED else None
-        put_file(file, fs, f"{base}/{table}/{inside}")
-        parts.append({"table": table, "path": inside, "size": file.stat().st_size, "bucket": bucket,
+        put_file(file, fs, f"{base}/{table}/{folder}/{inside}")
+        parts.append({"table": table, "path": f"{folder}/{inside}", "size": file.stat().st_size, "bucket": bucket,
                       "rows": pq.ParquetFile(file).metadata.num_rows})
     return parts
 
@@ -197,57 +205,302 @@ def _plain_json(con: Any, table: str) -> str:
     return " REPLACE (" + ", ".join(f'"{c}"::VARCHAR AS "{c}"' for c in columns) + ")"
 
 
-def evaluate_bucket(store: str, buckets: Sequence[int], suite: Suite, cases: list[str] | None,
-                    categories: list[str] | None, strict: bool, since: datetime | None = None) -> pa.Table:
-    """The verdict rows of some `ep_bucket` partitions of the runs, as the DuckDB engine computes them
-    (with `since`: of the runs ingested after it, as `check --since` evaluates)."""
-    from tracelab.engine.evaluate import evaluate
-    from tracelab.store import open_store
+def write_sized(batches: Iterable[pa.RecordBatch], target: int, fs: Any, folder: str, stem: str
+                ) -> list[dict[str, Any]]:
+    """Write `batches` as Parquet files of about `target` bytes each into `folder` of `fs` (named
+    ``<stem>-<n>.parquet``, each put whole); a file is closed once it reaches `target`, so only the
+    last is smaller. {"name", "size", "rows"} of each file, in order (none without rows)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    with open_store(store, buckets=list(buckets)) as opened:
-        result = evaluate(opened.con, suite, cases=cases, categories=categories, strict=strict, since=since)
-    return result.verdicts.select(VERDICT_COLUMNS).to_arrow().cast(verdict_schema())
+    from tracelab.spark.paths import put_file
+
+    written: list[dict[str, Any]] = []
+    pending: list[pa.RecordBatch] = []
+    state: dict[str, Any] = {"writer": None, "handle": None, "rows": 0, "schema": None}
+
+    with tempfile.TemporaryDirectory(prefix="tracelab-files-") as tmp:
+        local = Path(tmp) / "part.parquet"
+
+        def close() -> None:
+            if state["writer"] is None:
+                return
+            state["writer"].close()
+            state["handle"].close()
+            name = f"{stem}-{len(written):03d}.parquet"
+            put_file(local, fs, f"{folder}/{name}")
+            written.append({"name": name, "size": local.stat().st_size, "rows": state["rows"]})
+            state.update(writer=None, handle=None, rows=0)
+
+        def flush() -> None:
+            if not pending:
+                return
+            table = pa.Table.from_batches(pending)
+            pending.clear()
+            if state["writer"] is None:
+                state["handle"] = open(local, "wb")  # noqa: SIM115 - closed in close()
+                state["writer"] = pq.ParquetWriter(state["handle"], state["schema"])
+            state["writer"].write_table(table, row_group_size=ROW_GROUP_ROWS)
+            state["rows"] += table.num_rows
+            if state["handle"].tell() >= target:
+                close()
+
+        size = 0
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            if state["schema"] is None:
+                state["schema"] = batch.schema
+            elif batch.schema != state["schema"]:
+                batch = batch.cast(state["schema"])
+            pending.append(batch)
+            size += batch.nbytes
+            if sum(b.num_rows for b in pending) >= ROW_GROUP_ROWS or size >= target // 4:
+                flush()
+                size = 0
+        flush()
+        close()
+    return written
+
+
+def read_batches(fs: Any, base: str, paths: Sequence[str], columns: Sequence[str] | None = None
+                 ) -> Iterable[pa.RecordBatch]:
+    """The record batches of Parquet files (paths relative to `base` in `fs`), in order."""
+    import pyarrow.parquet as pq
+
+    for path in paths:
+        with fs.open_input_file(f"{base}/{path}") as handle:
+            yield from pq.ParquetFile(handle).iter_batches(batch_size=16_384, columns=columns)
+
+
+def find_collisions(batches: Iterable[pa.RecordBatch], store: str,
+                    groups: dict[int, tuple[list[str], list[tuple[str, int]]]]) -> Iterable[pa.RecordBatch]:
+    """`mapInArrow` body of the ingest's distributed join: each input row is an `ep_bucket` b, a key
+    of `groups` = (the bucket's committed episodes files, its staged ones with their chunk);
+    yields the (episode_id, content_hash, origin) rows of every episode id found more than once
+    (origin -1: the store; else the chunk). A run's bucket is a hash of its id, so two files can
+    share an id only within a bucket: the join is one task per bucket, with no shuffle."""
+    import duckdb
+
+    from tracelab.spark.paths import store_filesystem
+
+    fs, base = store_filesystem(f"{store}/episodes")
+    schema = collision_schema()
+    for batch in batches:
+        for bucket in batch.column(0).to_pylist():
+            stored, staged = groups[int(bucket)]
+            pieces = [(path, -1) for path in stored] + list(staged)
+            found = _ids(fs, base, pieces)
+            with duckdb.connect() as con:
+                con.register("ids", found)
+                rows = con.sql("SELECT episode_id, content_hash, origin FROM ids WHERE episode_id IN "
+                               "(SELECT episode_id FROM ids GROUP BY episode_id HAVING count(*) > 1) "
+                               "ORDER BY episode_id, origin").to_arrow_table()
+            yield from rows.cast(schema).to_batches()
+
+
+def _ids(fs: Any, base: str, pieces: list[tuple[str, int]]) -> pa.Table:
+    """(episode_id, content_hash, origin) of every episode of `pieces` = (file, origin)."""
+    import pyarrow as pa
+
+    columns = ["episode_id", "content_hash"]
+    tables = []
+    for path, origin in pieces:
+        for batch in read_batches(fs, base, [path], columns):
+            tables.append(pa.table({"episode_id": batch.column("episode_id").cast(pa.string()),
+                                    "content_hash": batch.column("content_hash").cast(pa.string()),
+                                    "origin": pa.array([origin] * batch.num_rows, pa.int64())}))
+    return pa.concat_tables(tables) if tables else collision_schema().empty_table()
+
+
+def collision_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema([("episode_id", pa.string()), ("content_hash", pa.string()), ("origin", pa.int64())])
+
+
+def compact_groups(batches: Iterable[pa.RecordBatch], store: str, groups: list[list[dict[str, Any]]], target: int,
+                   name: str) -> Iterable[pa.RecordBatch]:
+    """`mapInArrow` body: each input row is a group number; a group is a list of (table, bucket)
+    pieces {"table", "bucket" (or None), "inputs": paths relative to the table, in order}; each
+    piece's rows are written into files of about `target` bytes in its bucket's folder. Yields
+    (group, the files written as JSON: {"table", "path", "size", "bucket", "rows"})."""
+    import json
+
+    import pyarrow as pa
+
+    from tracelab.spark.paths import store_filesystem
+
+    for batch in batches:
+        for group in batch.column(0).to_pylist():
+            written = []
+            for piece in groups[int(group)]:
+                table, bucket = piece["table"], piece["bucket"]
+                fs, base = store_filesystem(f"{store}/{table}")
+                folder = "" if bucket is None else f"ep_bucket={bucket}/"
+                stem = f"{name}" if bucket is None else f"{name}-b{bucket:05d}"
+                for file in write_sized(read_batches(fs, base, piece["inputs"]), target, fs,
+                                        f"{base}/{folder}".rstrip("/"), stem):
+                    written.append({"table": table, "path": folder + file["name"], "size": file["size"],
+                                    "bucket": bucket, "rows": file["rows"]})
+            yield pa.RecordBatch.from_pydict({"group": [int(group)], "output": [json.dumps(written)]},
+                                             schema=pa.schema([("group", pa.int64()), ("output", pa.string())]))
 
 
 def verdict_schema() -> pa.Schema:
-    """The Arrow schema of verdict rows as Spark exchanges them (plain 32-bit offsets)."""
+    """The Arrow schema of verdict rows as the Spark check writes them (plain 32-bit offsets)."""
     import pyarrow as pa
 
     kinds = {"passed": pa.bool_(), "step_idx": pa.int32()}
     return pa.schema([(c, kinds.get(c, pa.string())) for c in VERDICT_COLUMNS])
 
 
-def evaluate_buckets(batches: Iterable[pa.RecordBatch], store: str, buckets: int, tasks: int, suite: Suite,
-                     cases: list[str] | None, categories: list[str] | None, strict: bool,
-                     since: datetime | None, out: str) -> Iterable[pa.RecordBatch]:
-    """`mapInArrow` body: each input row is a task number t < `tasks`; evaluates the buckets b with
-    b % tasks == t together and writes their verdict rows to a Parquet file under `out` (a folder
-    under the store); yields (task, rows). The rows travel to the driver through the store's
-    file system, not through Spark: a million runs make millions of rows, more than a driver JVM holds."""
+def results_schema() -> pa.Schema:
+    """`check_results` as the Spark check writes it: run_id, then the verdict columns."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from tracelab.spark.paths import put_file, store_filesystem
+    return pa.schema([pa.field("run_id", pa.string()), *verdict_schema()])
 
+
+@dataclasses.dataclass(frozen=True)
+class CheckTask:
+    """What every check task needs, shipped once to the executors."""
+
+    store: str
+    buckets: int
+    tasks: int
+    suite: Suite
+    cases: list[str] | None
+    categories: list[str] | None
+    strict: bool
+    since: datetime | None
+    """`check --since`: the watermark; the runs ingested before it keep `carried_run`'s verdicts."""
+    carried_run: str | None
+    run_id: str
+    save: bool
+    target: int
+    rows: str
+    """Which verdict rows the driver reads: "none", "reported" (failures, not exercised), "all"."""
+    out: str
+    """The check's own folder (`_check/<id>/`) for the rows the driver reads."""
+
+
+def check_buckets(batches: Iterable[pa.RecordBatch], job: CheckTask) -> Iterable[pa.RecordBatch]:
+    """`mapInArrow` body: each input row is a task number t < `job.tasks`; evaluates the buckets b
+    with b % tasks == t together, writes their `check_results` files (uncommitted, into the
+    table's folder) and the rows the driver reads (into `job.out`), and yields (task, kind, data):
+    its partial summaries (`summaries.partials`, Arrow IPC) and "meta" (JSON: rows evaluated,
+    files written). The rows never travel through Spark: a million runs make millions of rows."""
+    import json
+
+    import pyarrow as pa
+
+    from tracelab.spark.summaries import partials
+
+    schema = check_task_schema()
     for batch in batches:
         for task in batch.column(0).to_pylist():
-            mine = [b for b in range(buckets) if b % tasks == int(task)]
-            table = evaluate_bucket(store, mine, suite, cases, categories, strict, since)
-            # whole or not at all: a retried task rewrites the same rows under the same name
-            with tempfile.TemporaryDirectory(prefix="tracelab-verdicts-") as tmp:
-                local = Path(tmp) / "verdicts.parquet"
-                pq.write_table(table, local)
-                fs, base = store_filesystem(out)
-                put_file(local, fs, f"{base}/task-{int(task):05d}.parquet")
-            yield pa.RecordBatch.from_pydict({"task": [int(task)], "rows": [table.num_rows]},
-                                             schema=task_schema())
+            mine = [b for b in range(job.buckets) if b % job.tasks == int(task)]
+            verdicts, fresh = _verdicts(job, mine)
+            parts = _write_results(job, int(task), verdicts) if job.save else []
+            listed = _write_rows(job, int(task), verdicts)
+            out: dict[str, list[Any]] = {"task": [], "kind": [], "data": []}
+            for kind, frame in partials(verdicts, job.strict).items():
+                out["task"].append(int(task))
+                out["kind"].append(kind)
+                out["data"].append(_ipc(frame))
+            out["task"].append(int(task))
+            out["kind"].append("meta")
+            out["data"].append(json.dumps({"fresh": fresh, "rows": verdicts.height, "listed": listed,
+                                                  "parts": parts}).encode())
+            yield pa.RecordBatch.from_pydict(out, schema=schema)
 
 
-def task_schema() -> pa.Schema:
-    """What a check task returns to the driver: its number and how many verdict rows it wrote."""
+def check_task_schema() -> pa.Schema:
     import pyarrow as pa
 
-    return pa.schema([("task", pa.int64()), ("rows", pa.int64())])
+    return pa.schema([("task", pa.int64()), ("kind", pa.string()), ("data", pa.binary())])
+
+
+def _ipc(frame: Any) -> bytes:
+    import io
+
+    sink = io.BytesIO()
+    frame.write_ipc(sink)
+    return sink.getvalue()
+
+
+def from_ipc(data: bytes) -> Any:
+    import io
+
+    import polars as pl
+
+    return pl.read_ipc(io.BytesIO(data))
+
+
+def _verdicts(job: CheckTask, mine: list[int]) -> tuple[Any, int]:
+    """The verdict rows of the runs of buckets `mine` in the DuckDB engine's order, with `part` (0:
+    carried by `check --since`, 1: evaluated) and `unit` (the result unit's rank); how many were evaluated."""
+    import polars as pl
+
+    from tracelab.engine.compile import compile_suite
+    from tracelab.engine.evaluate import choose_cases, evaluate, renewed_runs
+    from tracelab.engine.verdicts import compact, expand
+    from tracelab.results.saved import result_columns
+    from tracelab.store import open_store
+
+    chosen = choose_cases(job.suite, job.cases, job.categories)
+    units = (compile_suite(job.suite, chosen).frames["p_units"].filter(pl.col("parent_id").is_null())
+             .select("case_id", "assertion_id", unit="unit_id"))
+
+    def ordered(frame: pl.DataFrame) -> pl.DataFrame:
+        return (frame.join(units, on=["case_id", "assertion_id"], how="left")
+                .sort("unit", "episode_id"))
+
+    with open_store(job.store, buckets=mine) as opened:
+        fresh = evaluate(opened.con, job.suite, cases=job.cases, categories=job.categories, strict=job.strict,
+                         since=job.since).verdicts.select(VERDICT_COLUMNS)
+        verdicts = ordered(fresh).with_columns(part=pl.lit(1, pl.Int8))
+        if job.carried_run is not None:
+            carried = opened.sql(
+                f"SELECT {result_columns(opened.con)} FROM check_results WHERE run_id = $run "
+                "AND list_contains($cases, case_id) AND (hash(episode_id) % $buckets) IN (SELECT unnest($mine))",
+                {"run": job.carried_run, "cases": [c.id for c in chosen], "buckets": job.buckets, "mine": mine})
+            # the earlier check's rows of the runs not (re-)ingested since, as the DuckDB engine keeps them
+            notable, selection, found = compact(carried)
+            renewed = renewed_runs(opened.con, job.since).implode()
+            kept = expand(notable.filter(~pl.col("episode_id").is_in(renewed)),
+                          selection.filter(~pl.col("episode_id").is_in(renewed)), found).select(VERDICT_COLUMNS)
+            verdicts = pl.concat([ordered(kept).with_columns(part=pl.lit(0, pl.Int8)), verdicts])
+    return verdicts.cast({"step_idx": pl.Int32}), fresh.height
+
+
+def _write_results(job: CheckTask, task: int, verdicts: Any) -> list[dict[str, Any]]:
+    """The task's `check_results` rows as files of the target size in the table's folder (uncommitted)."""
+    import polars as pl
+
+    from tracelab.spark.paths import store_filesystem
+
+    fs, base = store_filesystem(f"{job.store}/check_results")
+    table = (verdicts.with_columns(run_id=pl.lit(job.run_id)).select("run_id", *VERDICT_COLUMNS).to_arrow()
+             .cast(results_schema()))
+    files = write_sized(table.to_batches(16_384), job.target, fs, base, f"{job.run_id}-t{task:05d}")
+    return [{"table": "check_results", "path": f["name"], "size": f["size"], "bucket": None, "rows": f["rows"]}
+            for f in files]
+
+
+def _write_rows(job: CheckTask, task: int, verdicts: Any) -> int:
+    """The rows the driver reads for the chosen output, with `part` and `unit` to order them; how many."""
+    import polars as pl
+
+    from tracelab.spark.paths import store_filesystem
+
+    if job.rows == "none":
+        return 0
+    rows = verdicts if job.rows == "all" else verdicts.filter(~pl.col("passed") | (pl.col("exercised") == "no"))
+    fs, base = store_filesystem(job.out)
+    write_sized(rows.to_arrow().to_batches(ROW_GROUP_ROWS), 1 << 62, fs, base, f"rows-t{task:05d}")
+    return int(rows.height)
 
 
 def ingest_chunks(batches: Iterable[pa.RecordBatch], files: dict[int, list[tuple[str, str | None]]], fmt: str,
@@ -273,5 +526,6 @@ def _jsonable(value: object) -> object:
     raise TypeError(type(value).__name__)
 
 
-__all__ = ["SOURCE_COLUMNS", "VERDICT_COLUMNS", "ChunkOutput", "evaluate_bucket", "evaluate_buckets",
-           "ingest_chunk", "ingest_chunks", "task_schema", "verdict_schema"]
+__all__ = ["SOURCE_COLUMNS", "STAGING", "VERDICT_COLUMNS", "CheckTask", "ChunkOutput",
+           "check_buckets", "compact_groups", "find_collisions", "ingest_chunk", "ingest_chunks", "results_schema",
+           "verdict_schema", "write_sized"]

@@ -53,8 +53,9 @@ ADDED_COLUMNS = {
 }
 """Columns added since schema version 1 was first written: an earlier store gains them
 (`_upgrade`), an earlier export reads them as NULL."""
-CHECK_TABLES = ("check_runs", "check_results")
-"""Saved checks; a Parquet store has them once `check --engine spark` saved one (tracelab.spark)."""
+CHECK_TABLES = ("check_runs", "check_results", "check_cases", "check_failing_runs", "check_assertions", "check_reasons")
+"""Saved checks and the rows `tracelab view` reads of them; a Parquet store has them once
+`check --engine spark` saved one (tracelab.spark)."""
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL", "SET"})
 """Statement types a read-only store runs (DESCRIBE, SHOW and SUMMARIZE are SELECTs)."""
 
