@@ -132,7 +132,7 @@ class CheckResult:
     def verdicts(self) -> pl.DataFrame:
         """Every verdict row, by assertion (in suite order), then run: the notable rows and the
         plain passes of the selection (`expand`)."""
-        return expand(self.notable, self.selection, self.units)
+        return expand(self.notable, self.selection, self.units, self.carried[1])
 
     @property
     def passed(self) -> bool:
@@ -180,16 +180,18 @@ def not_plain_pass() -> pl.Expr:
     return ~plain.fill_null(False)
 
 
-def expand(notable: pl.DataFrame, selection: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+def expand(notable: pl.DataFrame, selection: pl.DataFrame, units: pl.DataFrame, carried: int = 0) -> pl.DataFrame:
     """Every verdict row: each unit of a case times the runs it selected, a plain pass where
-    `notable` has no row; by unit (in `units` order), then run."""
+    `notable` has no row; by unit (in `units` order), then run. With `check --since`, the rows of
+    the first `carried` selection rows (the runs an earlier check found) come first."""
     keys = ["case_id", "assertion_id", "episode_id"]
     ordered = units.with_row_index("unit_pos")
-    rows = (ordered.join(selection, on="case_id", how="inner")
+    parts = selection.with_columns(part=pl.int_range(pl.len()) >= carried)
+    rows = (ordered.join(parts, on="case_id", how="inner")
             .join(notable.drop("assertion_type"), on=keys, how="left")
             .with_columns(passed=pl.col("passed").fill_null(True),
                           exercised=pl.col("exercised").fill_null("yes"))
-            .sort("unit_pos", "episode_id"))
+            .sort("part", "unit_pos", "episode_id"))
     return rows.select(*RESULT_COLUMNS).cast(RESULT_SCHEMA)
 
 
