@@ -347,6 +347,29 @@ def compact_groups(batches: Iterable[pa.RecordBatch], store: str, groups: list[l
                                              schema=pa.schema([("group", pa.int64()), ("output", pa.string())]))
 
 
+def clear_staged(batches: Iterable[pa.RecordBatch], store: str, groups: list[list[dict[str, Any]]],
+                 names: Sequence[str]) -> Iterable[pa.RecordBatch]:
+    """`mapInArrow` body run once the ingest committed: each input row is a group number of
+    `compact_groups`; removes what the ingests `names` staged for its pieces' buckets (files no
+    commit names). Yields (group, 1)."""
+    import pyarrow as pa
+
+    from tracelab.spark.paths import store_filesystem
+
+    fs, base = store_filesystem(store)
+    for batch in batches:
+        for group in batch.column(0).to_pylist():
+            for piece in groups[int(group)]:
+                inside = "" if piece["bucket"] is None else f"/ep_bucket={piece['bucket']}"
+                for name in names:
+                    try:
+                        fs.delete_dir(f"{base}/{piece['table']}/{STAGING}/{name}{inside}")
+                    except (OSError, FileNotFoundError):
+                        pass  # nothing staged there
+            yield pa.RecordBatch.from_pydict({"group": [int(group)], "done": [1]},
+                                             schema=pa.schema([("group", pa.int64()), ("done", pa.int64())]))
+
+
 def verdict_schema() -> pa.Schema:
     """The Arrow schema of verdict rows as the Spark check writes them (plain 32-bit offsets)."""
     import pyarrow as pa
@@ -524,6 +547,6 @@ def _jsonable(value: object) -> object:
     raise TypeError(type(value).__name__)
 
 
-__all__ = ["SOURCE_COLUMNS", "STAGING", "VERDICT_COLUMNS", "CheckTask", "ChunkOutput",
-           "check_buckets", "compact_groups", "find_collisions", "ingest_chunk", "ingest_chunks", "results_schema",
+__all__ = ["SOURCE_COLUMNS", "STAGING", "VERDICT_COLUMNS", "CheckTask", "ChunkOutput", "check_buckets",
+           "clear_staged", "compact_groups", "find_collisions", "ingest_chunk", "ingest_chunks", "results_schema",
            "verdict_schema", "write_sized"]
