@@ -203,8 +203,9 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
     run_id = uuid.uuid4().hex[:16]
     with _check_folder(layout) as out:
-        job = CheckTask(root, layout.buckets, tasks, suite, cases, categories, strict, watermark, since, run_id,
-                        save, target_file_size, rows, out)
+        job = CheckTask(root, layout.buckets, tasks, suite, cases, categories, strict, watermark, since,
+                        _files_of(layout, since) if since is not None else [], run_id, save, target_file_size,
+                        rows, out)
         spark_clock = time.perf_counter()
         outputs = _evaluate(spark, job)
         driver_clock = time.perf_counter()
@@ -240,6 +241,21 @@ def _since(root: str, suite: Any, since: str, chosen: Any) -> datetime:
     if missing:
         raise UsageError(f"--since {since}: that run did not check case {missing[0]!r}; run a full check first")
     return watermark
+
+
+def _files_of(layout: Layout, run_id: str) -> list[str]:
+    """The `check_results` files (relative to the table, at the head) that may hold saved check
+    `run_id`'s rows: by the statistics of its `run_id` column where the file has them."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    table = DeltaTable(layout.table("check_results"), version=layout.versions["check_results"])
+    actions = pa.table(table.get_add_actions(flatten=True))
+    names = actions.column_names
+    low = actions.column("min.run_id").to_pylist() if "min.run_id" in names else [None] * actions.num_rows
+    high = actions.column("max.run_id").to_pylist() if "max.run_id" in names else [None] * actions.num_rows
+    return [path for path, lo, hi in zip(actions.column("path").to_pylist(), low, high, strict=True)
+            if lo is None or hi is None or lo <= run_id <= hi]
 
 
 def _evaluate(spark: Any, job: Any) -> Any:
