@@ -199,6 +199,47 @@ def summary(f: dict) -> str:
             f"load {f['check_timings']['load']}")
 
 
+def _ratio(ours: float, theirs: object) -> str:
+    seconds = theirs if isinstance(theirs, (int, float)) else float(str(theirs).split()[0])
+    return f"{round(ours / seconds, 2)}x the time"
+
+
+def rows(small: dict, large: dict, duckdb_ingest: str) -> list[str]:
+    """BENCHMARKS.md's two Spark rows (the larger size) and the closing note (100M runs);
+    `duckdb_ingest`: the DuckDB engine's ingest of the same corpus, when this run did not time it."""
+    e = estimate(small, large)
+    it, ct = large["ingest_timings"], large["check_timings"]
+    duck = f"{large['duckdb_ingest'].seconds} s" if large["duckdb_ingest"] else duckdb_ingest
+    files = ", ".join(f"{t} {n}" for t, n in ct["table_files"].items() if n)
+    return [
+        f"| `ingest --engine spark` ({large['master']}) vs DuckDB engine | {large['episodes']:,} runs, "
+        f"{large['files']} files, {large['corpus_mb']} MB | {round(it['wall_s'], 1)} s "
+        f"({large['ingest_task_core_us_per_run']} core-us/run in tasks, {large['ingest_driver_us_per_run']} us/run "
+        f"on the driver: {large['ingest_driver_s']} s, {large['ingest_driver_cpu_s']} CPU s; at "
+        f"{small['episodes']:,} runs {small['ingest_driver_s']} s) | {duck} | {_ratio(it['wall_s'], duck)} | "
+        "driver <= 1 us/run (issue 28); scale-out, not speed |",
+        f"| `check --engine spark` ({large['master']}), saved, text report, vs DuckDB engine (not saved), "
+        f"identical verdicts | {large['episodes']:,} runs, {ct['rows']:,} verdicts | {round(ct['wall_s'], 1)} s "
+        f"({large['check_task_core_us_per_run']} core-us/run in tasks, {large['check_driver_us_per_run']} us/run "
+        f"on the driver: {large['check_driver_s']} s, {large['check_driver_cpu_s']} CPU s; at "
+        f"{small['episodes']:,} runs {small['check_driver_s']} s; Spark startup {large['startup'].seconds} s) | "
+        f"{large['duckdb_check'].seconds} s | {_ratio(ct['wall_s'], large['duckdb_check'].seconds)} | "
+        "driver <= 1 us/run (issue 28); scale-out, not speed |",
+        "",
+        f"Spark at 100M runs (issue 28; extrapolated from the two sizes above, {small['episodes']:,} and "
+        f"{large['episodes']:,} runs): the tasks' time is linear in runs: on 10 executors x 8 cores ingest "
+        f"{e['ingest_tasks_h_10x8']} h and check {e['check_tasks_h_10x8']} h, on 100 x 8 {e['ingest_tasks_h_100x8']} h "
+        f"and {e['check_tasks_h_100x8']} h (with at least as many `ep_bucket` partitions as task slots). The driver's "
+        f"time barely grows: {small['ingest_driver_s']} s -> {large['ingest_driver_s']} s for ingest "
+        f"({e['ingest_driver_growth_us_per_run']} us per added run) and {small['check_driver_s']} s -> "
+        f"{large['check_driver_s']} s for check ({e['check_driver_growth_us_per_run']} us), so at 100M about "
+        f"{round(e['ingest_driver_h'] * 3600)} s and {round(e['check_driver_h'] * 3600)} s even if that growth "
+        f"were linear in runs. Committed files per table at {large['episodes']:,} runs: {files}; at 100M "
+        f"(128 MB files over 80 buckets, each bucket's last file partly full) about "
+        + ", ".join(f"{t} {n:,}" for t, n in e["files_at_100m"].items()) + ".",
+    ]
+
+
 if __name__ == "__main__":
     sizes = [int(a) for a in sys.argv[1:]] or [100_000]
     found = [run(n) for n in sizes]
@@ -207,3 +248,4 @@ if __name__ == "__main__":
     print(json.dumps(found, default=lambda o: o.__dict__, indent=1))
     if len(found) > 1:
         print(json.dumps(estimate(found[0], found[-1]), indent=1))
+        print("\n".join(rows(found[0], found[-1], "not re-measured")))

@@ -89,10 +89,14 @@ def test_spark_connect_without_grpcio_is_one_line(monkeypatch):
         pass
     else:
         pytest.skip("grpcio is installed here")
+    from pyspark.sql import SparkSession
+
     from tracelab.spark import engine
 
     monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:1")
     monkeypatch.delenv(engine.MASTER_ENV, raising=False)
+    # as in a fresh process, whatever session an earlier test of this run left active
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
     with pytest.raises(UsageError, match=r"Spark Connect \(sc://127.0.0.1:1\) needs packages .*pyspark\[connect\]"):
         engine.session()
 

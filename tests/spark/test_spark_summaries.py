@@ -149,3 +149,31 @@ def test_files_have_the_target_size_whatever_the_chunks(spark: object, tmp_path:
     refused = CliRunner().invoke(cli, ["check", str(SUITE), "--target-file-size", "1MB", "--store",
                                        str(tmp_path / "d.duckdb")])
     assert refused.exit_code == 2 and "--target-file-size applies to --engine spark" in refused.output
+
+
+def test_a_check_that_selects_no_run_is_saved_and_viewed(spark: object, tmp_path: Path) -> None:
+    """No verdict row at all: the summaries are empty, the saved tables exist all the same."""
+    from tests.conftest import episode
+
+    trace = tmp_path / "in.jsonl"
+    trace.write_text(json.dumps(episode("r1", {"kind": "assistant", "text": "hi"}, case_id="none-of-them")) + "\n")
+    engine.ingest(tmp_path / "store", [trace])
+    code, out = _cli("check", str(SUITE), "--engine", "spark", "--store", str(tmp_path / "store"))
+    assert code == 1 and "0/0 runs" in out
+    code, out = _cli("sql", "--store", str(tmp_path / "store"), "--format", "csv",
+                     "SELECT (SELECT count(*) FROM check_results), (SELECT runs FROM check_runs)")
+    assert out.splitlines()[1] == "0,0"
+    code, _ = _cli("view", "--store", str(tmp_path / "store"), "-o", str(tmp_path / "r.html"))
+    assert code == 0
+
+
+def test_a_since_task_reads_only_the_earlier_files_of_its_buckets() -> None:
+    """`check --since`: the earlier check's task t of n wrote buckets b % n == t; a task of the new
+    check (here buckets 1 and 5 of 8, as task 1 of 4 holds them) reads those files, and any file
+    not named so (written before files were named by task)."""
+    from tracelab.spark.tasks import carried_files
+
+    files = ["r1-t00000-of00002-000.parquet", "r1-t00001-of00002-000.parquet", "r1-t00001-of00002-001.parquet",
+             "part-00000-abc-c000.snappy.parquet"]
+    assert carried_files("r1", files, [1, 5]) == files[1:]
+    assert carried_files("r1", files, [0, 4]) == [files[0], files[3]]

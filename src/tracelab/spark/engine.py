@@ -203,8 +203,9 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     tasks = min(layout.buckets, TASKS_PER_CORE * _parallelism(spark))
     run_id = uuid.uuid4().hex[:16]
     with _check_folder(layout) as out:
-        job = CheckTask(root, layout.buckets, tasks, suite, cases, categories, strict, watermark, since, run_id,
-                        save, target_file_size, rows, out)
+        job = CheckTask(root, layout.buckets, tasks, suite, cases, categories, strict, watermark, since,
+                        _files_of(layout, since) if since is not None else [], run_id, save, target_file_size,
+                        rows, out)
         spark_clock = time.perf_counter()
         outputs = _evaluate(spark, job)
         driver_clock = time.perf_counter()
@@ -240,6 +241,21 @@ def _since(root: str, suite: Any, since: str, chosen: Any) -> datetime:
     if missing:
         raise UsageError(f"--since {since}: that run did not check case {missing[0]!r}; run a full check first")
     return watermark
+
+
+def _files_of(layout: Layout, run_id: str) -> list[str]:
+    """The `check_results` files (relative to the table, at the head) that may hold saved check
+    `run_id`'s rows: by the statistics of its `run_id` column where the file has them."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    table = DeltaTable(layout.table("check_results"), version=layout.versions["check_results"])
+    actions = pa.table(table.get_add_actions(flatten=True))
+    names = actions.column_names
+    low = actions.column("min.run_id").to_pylist() if "min.run_id" in names else [None] * actions.num_rows
+    high = actions.column("max.run_id").to_pylist() if "max.run_id" in names else [None] * actions.num_rows
+    return [path for path, lo, hi in zip(actions.column("path").to_pylist(), low, high, strict=True)
+            if lo is None or hi is None or lo <= run_id <= hi]
 
 
 def _evaluate(spark: Any, job: Any) -> Any:
@@ -464,9 +480,9 @@ def _ingest(layout: Layout, chunks: list[_Chunk], total: int, fmt: str, replace:
         report = IngestReport()
         for output in _take(spark, snapshot, chunks, outputs, fmt, replace, name):
             report.files.extend(_file_reports(output))
-        _compact(spark, snapshot, target, name)
+        groups = _compact(spark, snapshot, target, name)
         commit(layout, snapshot.changes)
-        _clear_staging(snapshot)
+        _clear_staged(spark, snapshot, groups, name)
     except BaseException as exc:  # Ctrl-C, or Py4J's error wrapping it while Java ran
         if not is_interrupt(exc):
             raise
@@ -492,8 +508,29 @@ def _spark_job(run: Callable[[], Any]) -> Any:
         TIMINGS["ingest_spark_s"] = TIMINGS.get("ingest_spark_s", 0.0) + time.perf_counter() - clock
 
 
+def _clear_staged(spark: Any, snapshot: _Snapshot, groups: list[list[dict[str, Any]]], name: str) -> None:
+    """Remove what this ingest staged, once committed: the files in tasks, one per group of
+    `_compact` (their number grows with the chunks), then the folders left."""
+    import pyarrow as pa
+
+    from tracelab.spark.tasks import clear_staged
+
+    if groups:
+        url = snapshot.layout.url
+        groups = [[{"table": p["table"], "bucket": p["bucket"]} for p in group] for group in groups]
+
+        def body(batches):  # type: ignore[no-untyped-def]
+            return clear_staged(batches, url, groups, [name, f"{name}-redo"])
+
+        frame = spark.range(0, len(groups), 1, numPartitions=len(groups))
+        schema = _spark_schema(pa.schema([("group", pa.int64()), ("done", pa.int64())]))
+        _spark_job(lambda: _collect(frame.mapInArrow(body, schema)))
+    _clear_staging(snapshot)
+
+
 def _clear_staging(snapshot: _Snapshot) -> None:
-    """Remove every table's staging folder (`tasks.STAGING`): files no commit names."""
+    """Remove every table's staging folder (`tasks.STAGING`): files no commit names (after a killed
+    ingest; else only the folders `_clear_staged` emptied)."""
     from tracelab.spark.tasks import STAGING
 
     for table in PARTITIONED + FLAT:
@@ -638,17 +675,17 @@ def _redo(snapshot: _Snapshot, chunk: _Chunk, seeds: list[tuple[str, str]], fmt:
     return dataclasses.asdict(redo)
 
 
-def _compact(spark: Any, snapshot: _Snapshot, target: int, name: str) -> None:
+def _compact(spark: Any, snapshot: _Snapshot, target: int, name: str) -> list[list[dict[str, Any]]]:
     """Write each bucket's new rows, with its committed files smaller than `target`, into files of
     about `target` bytes (`tasks.compact_groups`: one task per bucket, one for the unpartitioned
     tables), and put those in the snapshot in their place: a table's bucket then holds
-    ceil(its bytes / target) files whatever the number of chunks and ingests."""
+    ceil(its bytes / target) files whatever the number of chunks and ingests. The groups, one per task."""
     import pyarrow as pa
 
     from tracelab.spark.tasks import compact_groups
 
     pieces: dict[int | None, list[dict[str, Any]]] = {}
-    consumed: list[tuple[str, str]] = []
+    consumed: set[tuple[str, str]] = set()
     for table, change in sorted(snapshot.changes.items()):
         new: dict[int | None, list[str]] = {}
         for part in change.adds:
@@ -656,10 +693,10 @@ def _compact(spark: Any, snapshot: _Snapshot, target: int, name: str) -> None:
         for bucket, paths in new.items():
             small = [p for p, b in snapshot.table_files(table).items()
                      if b == bucket and p not in paths and snapshot.sizes[table].get(p, target) < target]
-            consumed.extend((table, p) for p in small)
+            consumed.update((table, p) for p in small)
             pieces.setdefault(bucket, []).append({"table": table, "bucket": bucket, "inputs": small + paths})
     if not pieces:
-        return
+        return []
     groups = [pieces[b] for b in sorted(pieces, key=lambda b: -1 if b is None else b)]
     url = snapshot.layout.url
 
@@ -670,15 +707,14 @@ def _compact(spark: Any, snapshot: _Snapshot, target: int, name: str) -> None:
     schema = _spark_schema(pa.schema([("group", pa.int64()), ("output", pa.string())]))
     written = _spark_job(lambda: _collect(frame.mapInArrow(body, schema)))
     for group in groups:
-        for piece in group:
-            for path in piece["inputs"]:
-                if (piece["table"], path) not in consumed:
-                    snapshot.remove(piece["table"], path)  # staged, never committed: leaves the change
-    for table, path in consumed:
+        for piece in group:  # staged, never committed: they leave the change
+            snapshot.forget(piece["table"], {p for p in piece["inputs"] if (piece["table"], p) not in consumed})
+    for table, path in sorted(consumed):
         snapshot.remove(table, path)
     for row in written.to_pylist():
         for part in json.loads(row["output"]):
             snapshot.add(part)
+    return groups
 
 
 class _Snapshot:
@@ -726,6 +762,14 @@ class _Snapshot:
             change.adds.remove(added[0])
         else:
             change.removes.append(path)
+
+    def forget(self, table: str, paths: set[str]) -> None:
+        """Take files this ingest added out of the snapshot (in one pass over its adds)."""
+        files = self.table_files(table)
+        for path in paths:
+            del files[path]
+        change = self.changes[table]
+        change.adds = [a for a in change.adds if a["path"] not in paths]
 
     def location(self, table: str, path: str) -> str:
         return f"{self.base}/{table}/{path}"

@@ -194,11 +194,12 @@ def commit(layout: Layout, changes: dict[str, Change], *, tables: dict[str, Any]
     now = int(time.time() * 1000)
     properties = CommitProperties(custom_metadata={"tracelab.operation": operation})
     for name, change in sorted(changes.items()):
-        if not change.adds and not change.removes:
-            continue
-        if name not in versions:
+        if name not in versions and name in (schemas or {}):  # also without rows: readers expect the table
             write_deltalake(layout.table(name), (schemas or {})[name].empty_table(), mode="overwrite",
                             schema_mode="overwrite")
+            versions[name] = DeltaTable(layout.table(name)).version()
+        if not change.adds and not change.removes:
+            continue
         table = DeltaTable(layout.table(name))
         partition = table.metadata().partition_columns
         actions: list[Any] = [

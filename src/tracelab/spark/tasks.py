@@ -347,6 +347,29 @@ def compact_groups(batches: Iterable[pa.RecordBatch], store: str, groups: list[l
                                              schema=pa.schema([("group", pa.int64()), ("output", pa.string())]))
 
 
+def clear_staged(batches: Iterable[pa.RecordBatch], store: str, groups: list[list[dict[str, Any]]],
+                 names: Sequence[str]) -> Iterable[pa.RecordBatch]:
+    """`mapInArrow` body run once the ingest committed: each input row is a group number of
+    `compact_groups`; removes what the ingests `names` staged for its pieces' buckets (files no
+    commit names). Yields (group, 1)."""
+    import pyarrow as pa
+
+    from tracelab.spark.paths import store_filesystem
+
+    fs, base = store_filesystem(store)
+    for batch in batches:
+        for group in batch.column(0).to_pylist():
+            for piece in groups[int(group)]:
+                inside = "" if piece["bucket"] is None else f"/ep_bucket={piece['bucket']}"
+                for name in names:
+                    try:
+                        fs.delete_dir(f"{base}/{piece['table']}/{STAGING}/{name}{inside}")
+                    except (OSError, FileNotFoundError):
+                        pass  # nothing staged there
+            yield pa.RecordBatch.from_pydict({"group": [int(group)], "done": [1]},
+                                             schema=pa.schema([("group", pa.int64()), ("done", pa.int64())]))
+
+
 def verdict_schema() -> pa.Schema:
     """The Arrow schema of verdict rows as the Spark check writes them (plain 32-bit offsets)."""
     import pyarrow as pa
@@ -376,6 +399,8 @@ class CheckTask:
     since: datetime | None
     """`check --since`: the watermark; the runs ingested before it keep `carried_run`'s verdicts."""
     carried_run: str | None
+    carried_files: list[str]
+    """The `check_results` files of `carried_run` (paths relative to the table)."""
     run_id: str
     save: bool
     target: int
@@ -446,7 +471,6 @@ def _verdicts(job: CheckTask, mine: list[int]) -> tuple[Any, int]:
     from tracelab.engine.compile import compile_suite
     from tracelab.engine.evaluate import choose_cases, evaluate, renewed_runs
     from tracelab.engine.verdicts import compact, expand
-    from tracelab.results.saved import result_columns
     from tracelab.store import open_store
 
     chosen = choose_cases(job.suite, job.cases, job.categories)
@@ -462,10 +486,14 @@ def _verdicts(job: CheckTask, mine: list[int]) -> tuple[Any, int]:
                          since=job.since).verdicts.select(VERDICT_COLUMNS)
         verdicts = ordered(fresh).with_columns(part=pl.lit(1, pl.Int8))
         if job.carried_run is not None:
-            carried = opened.sql(
-                f"SELECT {result_columns(opened.con)} FROM check_results WHERE run_id = $run "
-                "AND list_contains($cases, case_id) AND (hash(episode_id) % $buckets) IN (SELECT unnest($mine))",
-                {"run": job.carried_run, "cases": [c.id for c in chosen], "buckets": job.buckets, "mine": mine})
+            opened.con.register("_tl_carried", _carried_rows(job, mine))
+            try:
+                carried = opened.sql(
+                    f"SELECT {', '.join(VERDICT_COLUMNS)} FROM _tl_carried WHERE run_id = $run "
+                    "AND list_contains($cases, case_id) AND (hash(episode_id) % $buckets) IN (SELECT unnest($mine))",
+                    {"run": job.carried_run, "cases": [c.id for c in chosen], "buckets": job.buckets, "mine": mine})
+            finally:
+                opened.con.unregister("_tl_carried")
             # the earlier check's rows of the runs not (re-)ingested since, as the DuckDB engine keeps them
             notable, selection, found = compact(carried)
             renewed = renewed_runs(opened.con, job.since).implode()
@@ -473,6 +501,41 @@ def _verdicts(job: CheckTask, mine: list[int]) -> tuple[Any, int]:
                           selection.filter(~pl.col("episode_id").is_in(renewed)), found).select(VERDICT_COLUMNS)
             verdicts = pl.concat([ordered(kept).with_columns(part=pl.lit(0, pl.Int8)), verdicts])
     return verdicts.cast({"step_idx": pl.Int32}), fresh.height
+
+
+def carried_files(run_id: str, files: Sequence[str], mine: Sequence[int]) -> list[str]:
+    """Those of saved check `run_id`'s `files` that may hold runs of buckets `mine`: a file a Spark
+    check wrote is named after its task t of n tasks (``<run>-t<t>-of<n>-...``) and holds the
+    buckets b with b % n == t; any other file may hold any."""
+    import re
+
+    named = re.compile(rf"{re.escape(run_id)}-t(\d+)-of(\d+)-")
+    wanted = []
+    for path in files:
+        found = named.match(path)
+        if found is None or any(b % int(found[2]) == int(found[1]) for b in mine):
+            wanted.append(path)
+    return wanted
+
+
+def _carried_rows(job: CheckTask, mine: list[int]) -> pa.Table:
+    """The rows of the files of `job.carried_run` that may hold runs of buckets `mine`
+    (`carried_files`), `step_idx` NULL where a file lacks it."""
+    import pyarrow as pa
+
+    from tracelab.spark.paths import store_filesystem
+
+    fs, base = store_filesystem(f"{job.store}/check_results")
+    schema = results_schema()
+    tables = []
+    for path in carried_files(str(job.carried_run), job.carried_files, mine):
+        table = pa.Table.from_batches(list(read_batches(fs, base, [path])))
+        if table.num_rows:
+            missing = [f for f in schema if f.name not in table.column_names]
+            for field in missing:
+                table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+            tables.append(table.select(schema.names).cast(schema))
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
 def _write_results(job: CheckTask, task: int, verdicts: Any) -> list[dict[str, Any]]:
@@ -484,7 +547,7 @@ def _write_results(job: CheckTask, task: int, verdicts: Any) -> list[dict[str, A
     fs, base = store_filesystem(f"{job.store}/check_results")
     table = (verdicts.with_columns(run_id=pl.lit(job.run_id)).select("run_id", *VERDICT_COLUMNS).to_arrow()
              .cast(results_schema()))
-    files = write_sized(table.to_batches(16_384), job.target, fs, base, f"{job.run_id}-t{task:05d}")
+    files = write_sized(table.to_batches(16_384), job.target, fs, base, f"{job.run_id}-t{task:05d}-of{job.tasks:05d}")
     return [{"table": "check_results", "path": f["name"], "size": f["size"], "bucket": None, "rows": f["rows"]}
             for f in files]
 
@@ -526,6 +589,6 @@ def _jsonable(value: object) -> object:
     raise TypeError(type(value).__name__)
 
 
-__all__ = ["SOURCE_COLUMNS", "STAGING", "VERDICT_COLUMNS", "CheckTask", "ChunkOutput",
-           "check_buckets", "compact_groups", "find_collisions", "ingest_chunk", "ingest_chunks", "results_schema",
+__all__ = ["SOURCE_COLUMNS", "STAGING", "VERDICT_COLUMNS", "CheckTask", "ChunkOutput", "check_buckets",
+           "clear_staged", "compact_groups", "find_collisions", "ingest_chunk", "ingest_chunks", "results_schema",
            "verdict_schema", "write_sized"]
