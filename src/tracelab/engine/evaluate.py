@@ -187,10 +187,13 @@ def _scope(con: duckdb.DuckDBPyConnection) -> None:
     """The views of the selected runs' stored rows (chk_steps_in, ...): the tables themselves
     when every stored run is selected, which spares each scan a semi-join with chk_runs; a copy of
     their rows when they are at most `COPIED_SHARE` of the stored runs; else the tables filtered."""
-    [(selected, stored)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
-    scoped = ("_scoped_all" if selected == stored else "_scoped_copied" if selected <= COPIED_SHARE * stored
-              else "_scoped")
-    con.execute(load_sql(f"engine/assertions/{scoped}"))
+    [(selected, stored, lo, hi)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
+    if selected == stored:
+        con.execute(load_sql("engine/assertions/_scoped_all"))
+    elif selected <= COPIED_SHARE * stored:
+        run_script(con, "engine/assertions/_scoped_copied", {"lo": lo, "hi": hi})
+    else:
+        con.execute(load_sql("engine/assertions/_scoped"))
 
 
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
