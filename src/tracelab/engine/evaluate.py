@@ -56,9 +56,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
     plan = compile_suite(suite, chosen)
     with _registered(con, plan.frames):
         try:
-            _select(con, suite, plan)
-            if since is not None:
-                run_script(con, "engine/assertions/_since", {"since": since})
+            _select(con, suite, plan, since)
             _run_families(con, plan)
             notable = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
                                        plan.frames["p_must_not_leak"]["needle"])
@@ -150,8 +148,9 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
             con.unregister(name)
 
 
-def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
-    """Build chk_sel and chk_runs; a `where` runs apart, in where_flags's sandbox."""
+def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan, since: datetime | None) -> None:
+    """Build chk_sel and chk_runs; a `where` runs apart, in where_flags's sandbox. With `since`, only
+    the runs ingested after it stay selected (`check --since`)."""
     con.execute(load_sql("engine/assertions/_selection"))
     if plan.has("p_select", has_select=True):
         con.execute(load_sql("engine/assertions/_select_matched"))
@@ -162,6 +161,8 @@ def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
             con.execute(load_sql("engine/assertions/_select_keys"))
         finally:
             con.unregister("chk_where_flags")
+    if since is not None:
+        run_script(con, "engine/assertions/_since", {"since": since})
     con.execute(load_sql("engine/assertions/_runs"))
 
 
