@@ -3,7 +3,9 @@
 The number of queries depends on the suite's assertion families only, never on
 the number of runs or cases: the selected runs, calls and
 matches are built once as temp tables, then each family's query in
-`sql/engine/assertions/` inserts its verdict rows for every case and run at once.
+`sql/engine/assertions/` gives its verdict rows for every case and run at once. Of those, the
+plain passes (passed, exercised `yes`, no reason: most of them) stay in DuckDB: only the other
+rows and the runs each case selected come back (`CheckResult.notable`, `.selection`).
 """
 from __future__ import annotations
 
