@@ -22,15 +22,23 @@ def test_an_incremental_check_gives_the_full_checks_verdicts_whichever_scope(tmp
     # share 1.0: the few new runs' rows are copied (_scoped_copied.sql); 0.0: read through the
     # filtered tables (_scoped.sql); the full check reads the tables themselves (_scoped_all.sql)
     scopes: list[str] = []
-    load = evaluate.load_sql
+    load, run = evaluate.load_sql, evaluate.run_script
 
-    def seen(name: str) -> str:
+    def note(name: str) -> None:
         if name.startswith("engine/assertions/_scoped"):
             scopes.append(name.rsplit("/", 1)[1])
+
+    def loaded(name: str) -> str:
+        note(name)
         return load(name)
 
+    def ran(con, name: str, params=None) -> None:
+        note(name)
+        run(con, name, params)
+
     monkeypatch.setattr(evaluate, "COPIED_SHARE", share)
-    monkeypatch.setattr(evaluate, "load_sql", seen)
+    monkeypatch.setattr(evaluate, "load_sql", loaded)
+    monkeypatch.setattr(evaluate, "run_script", ran)
     with open_store(tmp_path / "s.duckdb") as store:
         store.ingest([NATIVE / "shifts.jsonl", NATIVE / "banking.jsonl", NATIVE / "support.jsonl"])
         first = check(store, SUITE)

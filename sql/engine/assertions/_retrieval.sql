@@ -24,13 +24,19 @@ WITH items AS (
     FROM (SELECT episode_id, step_idx,
                  coalesce(json_extract(data, '$.candidates[*]'), []) AS l
           FROM chk_retrieval_steps)
+),
+fields AS (
+    -- each item parsed once for its three values
+    SELECT episode_id, step_idx, pos,
+           json_extract(item, ['$.id', '$.content', '$.superseded_by']) AS v
+    FROM items
 )
 SELECT episode_id, step_idx, pos,
-       chk_json_key(json_extract(item, '$.id')) AS id_key,
-       json_extract(item, '$.id')::VARCHAR AS id_label,
-       chk_json_text(json_extract(item, '$.content')) AS content,
-       json_extract(item, '$.superseded_by') AS superseded_by
-FROM items;
+       chk_json_key(v[1]) AS id_key,
+       v[1]::VARCHAR AS id_label,
+       chk_json_text(v[2]) AS content,
+       v[3] AS superseded_by
+FROM fields;
 
 CREATE OR REPLACE TEMP TABLE chk_returned AS
 WITH items AS (

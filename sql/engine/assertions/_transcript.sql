@@ -16,14 +16,15 @@
 -- The leaves and keys of a data document are read as the view reads them (macros json_tokens and
 -- json_token_text of sql/store/views/rules.sql).
 CREATE OR REPLACE TEMP TABLE chk_transcript AS
-WITH scanned AS MATERIALIZED (
+WITH scanned AS (
     SELECT episode_id, idx, text, name, error, data,
            data IS NOT NULL AND ($numeric OR contains(data::VARCHAR, '\')
                                  OR regexp_matches(data::VARCHAR, $needles)) AS data_hit
     FROM chk_steps_in
 ),
-hit AS (
-    -- each field searched apart: no concatenated copy of the three
+hit AS MATERIALIZED (
+    -- read twice below, computed once (only the few steps kept are held); each field searched
+    -- apart: no concatenated copy of the three
     SELECT * FROM scanned
     WHERE data_hit OR coalesce(regexp_matches(text, $needles), false)
        OR coalesce(regexp_matches(name, $needles), false)

@@ -11,9 +11,12 @@
 -- A failure is located at the offending call's step: before, the first m2 call; after, the
 -- unanswered m1 call; never_after, the forbidden call. eventually: NULL (an absence).
 WITH firsts AS (
+    -- of the rules' matchers only (chk_hits holds every matcher's)
     SELECT matcher_id, episode_id, min(call_index) AS first_call,
            arg_min(call_step_idx, call_index) AS first_step
-    FROM chk_hits GROUP BY ALL
+    FROM chk_hits
+    WHERE matcher_id IN (SELECT m1 FROM p_order_rules UNION ALL SELECT m2 FROM p_order_rules)
+    GROUP BY ALL
 ),
 base AS (
     SELECT p.unit_id, p.rule, p.m1, p.m2, p.within, s.episode_id,

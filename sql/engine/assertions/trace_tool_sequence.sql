@@ -55,7 +55,9 @@ mismatch AS (
     FROM (
         SELECT r.unit_id, r.episode_id, unnest(range(greatest(r.n_items, coalesce(n.n, 0)))) AS pos
         FROM runs r
-        LEFT JOIN (SELECT episode_id, count(*) AS n FROM chk_calls GROUP BY ALL) n
+        LEFT JOIN (SELECT episode_id, count(*) AS n FROM chk_calls
+                   WHERE episode_id IN (SELECT episode_id FROM runs WHERE mode = 'exact')
+                   GROUP BY ALL) n
                ON n.episode_id = r.episode_id
         WHERE r.mode = 'exact'
     ) x

@@ -3,7 +3,9 @@
 The number of queries depends on the suite's assertion families only, never on
 the number of runs or cases: the selected runs, calls and
 matches are built once as temp tables, then each family's query in
-`sql/engine/assertions/` inserts its verdict rows for every case and run at once.
+`sql/engine/assertions/` gives its verdict rows for every case and run at once. Of those, the
+plain passes (passed, exercised `yes`, no reason: most of them) stay in DuckDB: only the other
+rows and the runs each case selected come back (`CheckResult.notable`, `.selection`).
 """
 from __future__ import annotations
 
@@ -56,9 +58,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
     plan = compile_suite(suite, chosen)
     with _registered(con, plan.frames):
         try:
-            _select(con, suite, plan)
-            if since is not None:
-                run_script(con, "engine/assertions/_since", {"since": since})
+            _select(con, suite, plan, since)
             _run_families(con, plan)
             notable = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
                                        plan.frames["p_must_not_leak"]["needle"])
@@ -154,8 +154,9 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
             con.unregister(name)
 
 
-def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
-    """Build chk_sel and chk_runs; a `where` runs apart, in where_flags's sandbox."""
+def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan, since: datetime | None) -> None:
+    """Build chk_sel and chk_runs; a `where` runs apart, in where_flags's sandbox. With `since`, only
+    the runs ingested after it stay selected (`check --since`)."""
     con.execute(load_sql("engine/assertions/_selection"))
     if plan.has("p_select", has_select=True):
         con.execute(load_sql("engine/assertions/_select_matched"))
@@ -166,6 +167,8 @@ def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan) -> None:
             con.execute(load_sql("engine/assertions/_select_keys"))
         finally:
             con.unregister("chk_where_flags")
+    if since is not None:
+        run_script(con, "engine/assertions/_since", {"since": since})
     con.execute(load_sql("engine/assertions/_runs"))
 
 
@@ -191,10 +194,13 @@ def _scope(con: duckdb.DuckDBPyConnection) -> None:
     """The views of the selected runs' stored rows (chk_steps_in, ...): the tables themselves
     when every stored run is selected, which spares each scan a semi-join with chk_runs; a copy of
     their rows when they are at most `COPIED_SHARE` of the stored runs; else the tables filtered."""
-    [(selected, stored)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
-    scoped = ("_scoped_all" if selected == stored else "_scoped_copied" if selected <= COPIED_SHARE * stored
-              else "_scoped")
-    con.execute(load_sql(f"engine/assertions/{scoped}"))
+    [(selected, stored, lo, hi)] = con.execute(load_sql("engine/assertions/_whole")).fetchall()
+    if selected == stored:
+        con.execute(load_sql("engine/assertions/_scoped_all"))
+    elif selected <= COPIED_SHARE * stored:
+        run_script(con, "engine/assertions/_scoped_copied", {"lo": lo, "hi": hi})
+    else:
+        con.execute(load_sql("engine/assertions/_scoped"))
 
 
 def _run_families(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:

@@ -111,8 +111,8 @@ class CheckResult:
         units: (case_id, assertion_id, assertion_type), each checked case's results in suite order.
         cases: the checked cases in suite order.
         summary: the counts over all of them.
-        per_run: `runs_of_cases` of the notable rows: the (case, run) pairs with one (a pair
-            without one passed every result of the case).
+        per_run: `runs_of_cases` of the failing rows (with `strict`, and the `exercised = no`
+            ones): the (case, run) pairs that did not pass every result of the case.
         strict: whether a run with an `exercised = no` row counted as failed.
         carried: how many of the first notable rows and of the first selection rows an earlier
             check found (`check --since`): (0, 0) for a full check.
@@ -285,7 +285,8 @@ def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, select
     """Case verdicts and summary counts (docs/suites.md §5) from a check's notable rows, the runs each
     case selected and each case's results: a (case, run) pair without a notable row passed every
     result of the case."""
-    per_run = runs_of_cases(notable, strict)
+    failing = ~pl.col("passed") | ((pl.col("exercised") == "no") if strict else pl.lit(False))
+    per_run = runs_of_cases(notable.filter(failing), strict)
     selected = dict(selection.group_by("case_id").len().iter_rows())
     per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
         failing=(~pl.col("ok")).sum(), permission=pl.col("permission").any(),
