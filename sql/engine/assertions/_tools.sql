@@ -33,18 +33,19 @@ WHERE b.tool_re IS NOT NULL;
 
 -- A call's effect (docs/trace-format.md §6, macro resolved_effect of sql/store/views/rules.sql): the
 -- suite's override, its recorded effect (step, then definition), the store's registry.
--- chk_calls and chk_defs are views: a scan of the stored rows and a join with the few names is
--- cheaper than a table of every call copied once and read by each family (at 100k runs, 0.1 of
--- 1.2 CPU s for the families that read chk_calls), and lets a family's filter reach the scan.
--- The wide columns (args, args_text, parameters) are left out: the few queries that read them
--- join chk_calls_in / chk_defs_in.
-CREATE OR REPLACE TEMP VIEW chk_calls AS
+-- chk_calls and chk_defs are tables, copied once. As views (a scan and a join with the few names,
+-- 0.1 CPU s less at 100k runs) DuckDB 2.0.1 filtered them wrongly on a Delta store: a family's
+-- `WHERE is_executed_write(effect, status)` found no row where the view listed one with effect
+-- 'write' from the registry (tests/spark/test_spark_engine.py::test_registry_effects_give_the_same_verdicts;
+-- tests/effects/test_effects_parquet_store.py for an exported store). The wide columns (args,
+-- args_text, parameters) are left out: the few queries that read them join chk_calls_in / chk_defs_in.
+CREATE OR REPLACE TEMP TABLE chk_calls AS
 SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.status,
        resolved_effect(o.override, c.effect, o.registry) AS effect
 FROM chk_calls_in c
 LEFT JOIN chk_names o ON o.name = c.tool_name;
 
-CREATE OR REPLACE TEMP VIEW chk_defs AS
+CREATE OR REPLACE TEMP TABLE chk_defs AS
 SELECT d.episode_id, d.position, d.name, resolved_effect(o.override, d.effect, o.registry) AS effect
 FROM chk_defs_in d
 LEFT JOIN chk_names o ON o.name = d.name;
