@@ -178,6 +178,7 @@ def write_markdown(results: dict) -> None:
 PROFILES = {
     "before": "Where `check` spent its time at 1M runs before issue 27's changes",
     "after": "Where `check` spends its time at 1M runs after issue 27's changes",
+    "since": "Where `check --since` spends its time over 1M stored runs and 10k new ones, after issue 27's changes",
 }
 """The check profiles kept in results/ (benchmarks/check_profile.py --out results/check-profile-NAME.md)."""
 
