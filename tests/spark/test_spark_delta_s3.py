@@ -5,8 +5,6 @@ Polars' `scan_delta` reads the `episodes` table as it is."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -26,40 +24,6 @@ from tracelab.store.delta import table_datasets
 
 pytest.importorskip("moto", reason="moto is not installed (pip install 'tracelab[test]')")
 pl = pytest.importorskip("polars")
-
-STORAGE_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP")
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[dict[str, str]]:
-    """moto's S3 server on a free local port, and the environment that points delta-rs and
-    pyarrow at it (the credentials are moto's dummies)."""
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ALLOW_HTTP": "true"}
-    server.stop()
-
-
-@pytest.fixture
-def s3_env(spark: object, s3_endpoint: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The endpoint's environment for the driver and for the Spark tasks (`spark.executorEnv`, as a
-    cluster passes credentials to its executors), and a fresh bucket."""
-    import boto3
-
-    for key, value in s3_endpoint.items():
-        monkeypatch.setenv(key, value)
-    environment = spark.sparkContext.environment  # type: ignore[attr-defined]
-    for key, value in s3_endpoint.items():
-        monkeypatch.setitem(environment, key, value)
-    bucket = f"b{os.urandom(4).hex()}"
-    boto3.client("s3", endpoint_url=s3_endpoint["AWS_ENDPOINT_URL"], region_name="us-east-1").create_bucket(
-        Bucket=bucket)
-    return {"bucket": bucket, **s3_endpoint}
-
 
 def _polars_rows(store: str, env: dict[str, str]) -> list[str]:
     """`pl.scan_delta` on the store's episodes table: every row, as JSON, sorted."""
