@@ -77,29 +77,37 @@ class SavedResult:
 
 
 def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
-    """Saved check `run_id`'s results: from the store's check_exceptions, check_selected and
-    check_assertions (by `pos`, the suite's order), or, in a store holding check_results row by row,
-    from its rows in the order the check wrote them (`pos` in `view_rows` numbers them so): scanned
-    as stored (sql/view/report/results.sql), since a Parquet store's check_results (a view over
-    check_results/, `check --engine spark`) has no rowid."""
-    import polars as pl
+    """Saved check `run_id`'s results (`saved_results`), with what `view_rows` reads of them."""
+    from tracelab.engine.verdicts import runs_of_cases
 
-    from tracelab.engine.verdicts import RESULT_SCHEMA, compact, runs_of_cases
-
-    params = {"run": run_id}
-    if compact_results(con):
-        notable = pl.DataFrame(con.sql(f"SELECT {', '.join(RESULT_COLUMNS)} FROM check_exceptions "
-                                       "WHERE run_id = $run ORDER BY case_id, assertion_id, episode_id",
-                                       params=params)).cast(RESULT_SCHEMA)
-        selection = pl.DataFrame(con.sql("SELECT case_id, episode_id FROM check_selected WHERE run_id = $run "
-                                         "ORDER BY case_id, episode_id", params=params))
-        units = pl.DataFrame(con.sql("SELECT case_id, assertion_id, assertion_type FROM check_assertions "
-                                     "WHERE run_id = $run ORDER BY pos", params=params))
-    else:
-        notable, selection, units = compact(pl.DataFrame(con.sql(load_sql("view/report/results"), params=params)))
+    notable, selection, units = saved_results(con, run_id)
     cases = tuple(CaseRuns(case_id, runs) for case_id, runs in selection.group_by("case_id", maintain_order=True)
                   .len().iter_rows())
     return SavedResult(notable, units, cases, runs_of_cases(notable), selection["episode_id"].n_unique())
+
+
+def saved_results(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str] | None = None
+                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Saved check `run_id`'s notable rows, selection and units (as `CheckResult` holds them), of the
+    cases `case_ids` (None: all): from the store's check_exceptions, check_selected and
+    check_assertions (sql/results/saved/), or, where check_results is stored row by row
+    (`compact_results`), from its rows as scanned: a Parquet store's check_results (a view over
+    check_results/, `check --engine spark`) has no rowid, and a check wrote them by assertion."""
+    import polars as pl
+
+    from tracelab.engine.verdicts import RESULT_SCHEMA, compact
+
+    params = {"run": run_id, "cases": case_ids}
+    if compact_results(con):
+        notable = pl.DataFrame(con.sql(load_sql("results/saved/notable"), params=params)).cast(RESULT_SCHEMA)
+        selection = pl.DataFrame(con.sql(load_sql("results/saved/selected"), params=params))
+        units = pl.DataFrame(con.sql(load_sql("results/saved/units"), params={"run": run_id}))
+        if case_ids is not None:
+            units = units.filter(pl.col("case_id").is_in(case_ids))
+        return notable, selection, units
+    return compact(pl.DataFrame(con.sql(
+        f"SELECT {result_columns(con)} FROM check_results "
+        "WHERE run_id = $run AND ($cases IS NULL OR list_contains($cases, case_id))", params=params)))
 
 
 def compact_results(con: duckdb.DuckDBPyConnection) -> bool:
@@ -119,21 +127,9 @@ def notable_results(con: duckdb.DuckDBPyConnection) -> str:
 
 def saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str]) -> Carried:
     """What saved check `run_id` found for these cases (`check --since` carries it over)."""
-    import polars as pl
-
     from tracelab.engine.evaluate import Carried
-    from tracelab.engine.verdicts import RESULT_SCHEMA, compact
 
-    params = {"run": run_id, "cases": case_ids}
-    if compact_results(con):
-        notable = pl.DataFrame(con.sql(f"SELECT {', '.join(RESULT_COLUMNS)} FROM check_exceptions "
-                                       "WHERE run_id = $run AND list_contains($cases, case_id)", params=params))
-        selection = pl.DataFrame(con.sql("SELECT case_id, episode_id FROM check_selected "
-                                         "WHERE run_id = $run AND list_contains($cases, case_id)", params=params))
-        return Carried(notable.cast(RESULT_SCHEMA), selection)
-    rows = pl.DataFrame(con.sql(f"SELECT {result_columns(con)} FROM check_results "
-                                "WHERE run_id = $run AND list_contains($cases, case_id)", params=params))
-    notable, selection, _ = compact(rows)
+    notable, selection, _ = saved_results(con, run_id, case_ids)
     return Carried(notable, selection)
 
 
@@ -268,4 +264,4 @@ def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str
 
 __all__ = ["FAILING_RUNS_SAVED", "RESULT_COLUMNS", "VIEW_TABLES", "CaseRuns", "SavedResult", "compact_results",
            "failed_cases", "has_saved_checks", "has_view_rows", "notable_results", "read_result", "resolve_run",
-           "result_columns", "runs_failed", "saved_rows", "view_rows"]
+           "result_columns", "runs_failed", "saved_results", "saved_rows", "view_rows"]
