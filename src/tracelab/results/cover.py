@@ -198,14 +198,14 @@ def _table(run: CheckRun) -> pl.DataFrame:
 def _units(run: CheckRun) -> pl.DataFrame:
     """Every result id of the checked cases, in suite order, also of cases that selected no run."""
     from tracelab.engine.compile import compile_suite
+    from tracelab.engine.evaluate import result_units
 
     checked = {case.id for case in run.result.cases}
     chosen = tuple(case for case in run.suite.cases if case.id in checked)
     categories = pl.DataFrame({"case_id": [c.id for c in chosen], "category": [c.category for c in chosen]},
                               schema={"case_id": pl.Utf8, "category": pl.Utf8})
-    units = compile_suite(run.suite, chosen).frames["p_units"]
-    return (units.filter(pl.col("parent_id").is_null())
-            .select("case_id", "assertion_id", "assertion_type", order="unit_id")
+    # compiled here, not read from the result: a check merged from Spark's summaries carries no units
+    return (result_units(compile_suite(run.suite, chosen)).with_row_index("order")
             .join(categories, on="case_id", how="left"))
 
 
