@@ -56,5 +56,5 @@ results AS (
 )
 SELECT unit_id, episode_id, passed, exercised, reason, step_idx
 FROM results
-WHERE NOT passed OR exercised <> 'yes' OR reason IS NOT NULL
+WHERE NOT is_plain_pass(passed, exercised, reason)
 ORDER BY unit_id, episode_id

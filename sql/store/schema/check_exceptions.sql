@@ -1,5 +1,5 @@
 -- The results of a saved check that are not plain passes: failed, not exercised (`no`, `unknown`),
--- or with a reason (tracelab.engine.columns.NOT_PLAIN_PASS). A plain pass (passed, exercised `yes`,
+-- or with a reason (NOT is_plain_pass, sql/store/views/rules.sql). A plain pass (passed, exercised `yes`,
 -- no reason, no step) follows from the runs a case selected (check_selected) and is listed by the
 -- view check_results only. Written by `tracelab check`.
 CREATE TABLE IF NOT EXISTS check_exceptions (

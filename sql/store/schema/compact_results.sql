@@ -18,6 +18,6 @@ INSERT INTO check_exceptions (run_id, case_id, assertion_id, assertion_type, epi
                               reason, step_idx)
 SELECT run_id, case_id, assertion_id, assertion_type, episode_id, passed, exercised, reason, step_idx
 FROM check_results
-WHERE NOT coalesce(passed AND exercised = 'yes' AND reason IS NULL AND step_idx IS NULL, false);
+WHERE NOT is_plain_pass(passed, exercised, reason) OR step_idx IS NOT NULL;
 
 DROP TABLE check_results;

@@ -8,6 +8,12 @@
 CREATE OR REPLACE MACRO resolved_effect(override, recorded, registry) AS
     coalesce(override, recorded, registry);
 
+-- A plain pass: a verdict row that passed, exercised `yes`, without a reason (its step_idx is NULL:
+-- a pass has none). A check stores only the other rows one by one (check_exceptions); check_results
+-- lists the plain passes from the runs each case selected. A NULL passed or exercised is no plain pass.
+CREATE OR REPLACE MACRO is_plain_pass(passed, exercised, reason) AS
+    coalesce(passed AND exercised = 'yes' AND reason IS NULL, false);
+
 -- An executed write (§4): a call whose resolved effect is `write` and that ran (status ok).
 CREATE OR REPLACE MACRO is_executed_write(effect, status) AS
     effect = 'write' AND status = 'ok';

@@ -6,9 +6,9 @@ RESULT_COLUMNS = ("case_id", "assertion_id", "assertion_type", "episode_id", "pa
                   "reason", "step_idx")
 """The columns of a verdict row (`check_results` holds them after its run_id)."""
 
-NOT_PLAIN_PASS = "(NOT passed OR exercised <> 'yes' OR reason IS NOT NULL)"
-"""SQL over verdict rows: the row is not a plain pass. A plain pass (passed, exercised `yes`, no
-reason; step_idx is NULL on every pass) follows from the runs a case selected, so a check keeps
+NOT_PLAIN_PASS = "NOT is_plain_pass(passed, exercised, reason)"
+"""SQL over verdict rows: the row is not a plain pass (macro is_plain_pass of
+sql/store/views/rules.sql). A plain pass follows from the runs a case selected, so a check keeps
 only the other rows one by one (`CheckResult.notable`, the store's `check_exceptions`)."""
 
 __all__ = ["NOT_PLAIN_PASS", "RESULT_COLUMNS"]

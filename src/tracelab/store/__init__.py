@@ -495,6 +495,7 @@ def _upgrade(con: duckdb.DuckDBPyConnection) -> None:
                 if table in tables or table in ADDED_TABLES:  # check_results: a table only in an earlier store
                     con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
         if "check_results" in tables:
+            run_script(con, "store/views/rules")  # its macro is_plain_pass
             run_script(con, "store/schema/compact_results")
         run_script(con, "store/schema/check_results")
         run_script(con, "store/schema/upgrade")
