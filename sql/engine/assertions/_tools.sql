@@ -37,7 +37,7 @@ WHERE b.tool_re IS NOT NULL;
 -- 0.1 CPU s less at 100k runs) DuckDB 2.0.1 filtered them wrongly on a Delta store: a family's
 -- `WHERE is_executed_write(effect, status)` found no row where the view listed one with effect
 -- 'write' from the registry (tests/spark/test_spark_engine.py::test_registry_effects_give_the_same_verdicts;
--- tests/effects/test_effects_parquet_store.py for an exported store). The wide columns (args,
+-- tests/effects/test_effects_parquet_store.py). The wide columns (args,
 -- args_text, parameters) are left out: the few queries that read them join chk_calls_in / chk_defs_in.
 CREATE OR REPLACE TEMP TABLE chk_calls AS
 SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.status,
