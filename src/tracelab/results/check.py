@@ -213,16 +213,16 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
         for table, frame in (("check_exceptions", result.notable.slice(kept_notable)),
                              ("check_selected", result.selection.slice(kept_selection))):
             con.register("chk_saved", ArrowStream(frame))
-            try:
-                con.execute(f"INSERT INTO {table} (run_id, {', '.join(frame.columns)}) "
-                            "SELECT $run_id, * FROM chk_saved", {"run_id": run_id})
-            finally:
-                con.unregister("chk_saved")
+            con.execute(f"INSERT INTO {table} (run_id, {', '.join(frame.columns)}) "
+                        "SELECT $run_id, * FROM chk_saved", {"run_id": run_id})
+            con.unregister("chk_saved")
         for table, frame in rows.items():
             insert_arrow(con, table, frame.with_columns(run_id=pl.lit(run_id)))
         con.commit()
     except BaseException:
+        # rolled back first: in a transaction an interrupt aborted, unregistering would raise instead
         con.rollback()
+        con.unregister("chk_saved")
         raise
 
 
