@@ -68,3 +68,16 @@ def test_ingest_refuses_a_damaged_store_before_writing(tmp_path, sample_store):
     assert store.read_bytes() == before and not Path(f"{store}.wal").exists()
 
 
+
+
+def test_a_store_damaged_in_its_first_blocks_is_called_damaged_not_busy(tmp_path, sample_store):
+    # DuckDB refuses to open it with "... checksum ... in block at location 4096": a damaged store
+    # (exit 3, restore or re-ingest), not one locked by another process (wait and retry)
+    broken = tmp_path / "broken.duckdb"
+    shutil.copy(sample_store, broken)
+    with broken.open("r+b") as f:
+        f.seek(5000)
+        f.write(b"garbage")
+    code, _, err = run_cli("info", "--store", str(broken))
+    assert code == 3 and one_line_error(err)
+    assert "damaged" in err and "busy" not in err

@@ -429,7 +429,8 @@ def _connect(target: Path, *, read_only: bool, wait: float) -> duckdb.DuckDBPyCo
 
 
 def _is_lock_error(exc: duckdb.Error) -> bool:
-    return "lock" in str(exc).lower()
+    # the word, not the letters: a damaged file's message names the "block at location" it failed at
+    return re.search(r"\block\b", str(exc), re.IGNORECASE) is not None
 
 
 def _open_error(target: Path, exc: duckdb.Error, *, waited: float = 0) -> StoreError:
@@ -440,6 +441,8 @@ def _open_error(target: Path, exc: duckdb.Error, *, waited: float = 0) -> StoreE
         then = (f"still busy after waiting {waited:g} s; try again later" if waited
                 else "wait for it to finish and try again")
         return StoreError(f"{target} is busy: it is locked by {who} (another tracelab or DuckDB session); {then}")
+    if is_damage(exc):
+        return damaged_store_error(exc, target)
     return StoreError(f"{target} cannot be opened as a tracelab store: {first_line(exc)}")
 
 
