@@ -441,7 +441,7 @@ def _open_error(target: Path, exc: duckdb.Error, *, waited: float = 0) -> StoreE
         then = (f"still busy after waiting {waited:g} s; try again later" if waited
                 else "wait for it to finish and try again")
         return StoreError(f"{target} is busy: it is locked by {who} (another tracelab or DuckDB session); {then}")
-    if is_damage(exc):
+    if "Corrupt database file" in text:  # a DuckDB file with a damaged block (not some other file)
         return damaged_store_error(exc, target)
     return StoreError(f"{target} cannot be opened as a tracelab store: {first_line(exc)}")
 
