@@ -30,7 +30,8 @@ class _InterruptedInsert:
             # Ctrl-C while the insert runs: DuckDB stops it, the transaction is aborted, and the
             # KeyboardInterrupt comes out of execute()
             threading.Timer(0.2, os.kill, [os.getpid(), signal.SIGINT]).start()
-            self._con.execute("INSERT INTO check_selected SELECT 'r', 'c', range::VARCHAR FROM range(10000000000)")
+            # a statement of seconds (bounded: a run where the signal is not delivered fails, never hangs)
+            self._con.execute("INSERT INTO check_selected SELECT 'r', 'c', count(*)::VARCHAR FROM range(3000000000)")
             raise AssertionError("the insert was not interrupted")
         return self._con.execute(query, *args, **kwargs)
 
@@ -42,11 +43,14 @@ def test_an_interrupted_save_is_reported_as_an_interrupt_and_saves_nothing(tmp_p
     with open_store(tmp_path / "s.duckdb") as store:
         store.ingest(sorted(NATIVE.glob("*.jsonl")))
         raw = store.con
+        # Ctrl-C raises KeyboardInterrupt here too (a pytest-xdist worker ignores SIGINT)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         store.con = _InterruptedInsert(raw)  # type: ignore[assignment]
         try:
             with pytest.raises(Interrupted, match="no result of it was saved"):
                 check(store, SUITE)
         finally:
             store.con = raw
+            signal.signal(signal.SIGINT, previous)
         assert store.con.execute("SELECT (SELECT count(*) FROM check_runs) + (SELECT count(*) FROM check_exceptions)"
                                  ).fetchall() == [(0,)]
