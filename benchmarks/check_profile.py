@@ -17,7 +17,6 @@ import argparse
 import collections
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, WORK, corpus, fresh, tracelab  # noqa: E402
+from common import ROOT, WORK, copied_store, corpus, fresh, tracelab  # noqa: E402
 
 SUITE = ROOT / "suite.yaml"
 
@@ -117,8 +116,7 @@ def main() -> None:
         if not source.exists():
             subprocess.run(tracelab("ingest", str(path), "--store", str(source), "--quiet"), check=True,
                            stdout=subprocess.DEVNULL)
-    store_path = fresh(WORK / "check-profile.duckdb")
-    shutil.copyfile(source, store_path)
+    store_path = copied_store(source, WORK / "check-profile.duckdb")
 
     import tracelab.bulk_insert as bulk_insert
     import tracelab.engine.evaluate as evaluate

@@ -88,6 +88,21 @@ def corpus(episodes: int, seed: int = 7) -> Path:
     return path
 
 
+def copied_store(source: Path, target: Path) -> Path:
+    """A copy of store `source` at `target` (any earlier one removed), written through to the disk.
+
+    Untimed set-up: without the fsync the copy's dirty pages (about 1 GB at 1M runs) are still
+    being written back when the timed check closes its store, and DuckDB's checkpoint, which
+    syncs the file, waits for them (a close of 1.5 s then measured 4.7 s).
+    """
+    import shutil
+
+    shutil.copyfile(source, fresh(target))
+    with open(target, "rb+") as handle:
+        os.fsync(handle.fileno())
+    return target
+
+
 def fresh(path: Path) -> Path:
     """`path` with any previous file (and its WAL) removed."""
     for p in (path, Path(f"{path}.wal")):

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import ROOT, WORK, Run, alternating, corpus, fastest, fresh, measure, python, tracelab
+from common import ROOT, WORK, Run, alternating, copied_store, corpus, fastest, fresh, measure, python, tracelab
 
 from tracelab.results.check import CHECK_MEMORY_LIMIT
 
@@ -55,9 +55,7 @@ def ingested(path: Path) -> Path:
 
 def copied(store: Path, name: str) -> Path:
     """A fresh copy of `store` (untimed)."""
-    target = fresh(WORK / name)
-    shutil.copyfile(store, target)
-    return target
+    return copied_store(store, WORK / name)
 
 
 def saved_check(store: Path, since: str | None = None) -> Run:

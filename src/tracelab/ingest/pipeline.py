@@ -40,6 +40,7 @@ from tracelab.ingest.parse_pool import ParsePool
 from tracelab.ingest.reader import Reader, in_background
 from tracelab.ingest.staging import Stager, collector_paused, staged_ahead, staging_connection, staging_database
 from tracelab.ingest.writer import EpisodeFill, Writer
+from tracelab.sqlfiles import load_sql
 
 
 def ingest_paths(
@@ -105,4 +106,38 @@ def ingest_paths(
             ahead.close()
             behind.close()
         reports = writer.finish()
-    return IngestReport(sorted(reports, key=lambda r: reader.order[id(r)]))
+    report = IngestReport(sorted(reports, key=lambda r: reader.order[id(r)]))
+    if report.added:
+        try:
+            compact(con)
+        except BaseException as exc:
+            if is_interrupt(exc):  # every file is stored: only the merging stopped
+                raise writer.interrupted(len(inputs)) from None
+            raise
+    return report
+
+
+COMPACT_ROUNDS = 4
+"""Checkpoints `compact` runs at most (at 1M runs two merged what there was to merge)."""
+
+
+def compact(con: duckdb.DuckDBPyConnection) -> None:
+    """Merge the part-filled row groups the ingest's batches left in the run tables, now rather than
+    in the next write's checkpoint.
+
+    Each batch appends its rows as row groups of their own, the last one part-filled (1M runs left
+    `steps` in 223 row groups where 164 hold it). DuckDB merges them in the vacuum of a checkpoint,
+    a round of merges per checkpoint, and only in a checkpoint that has something to write: left
+    to themselves, they made the first two checks that saved into the store pay 4.1 s and 2.1 s
+    more to close it. A checkpoint here has a comment to write, and runs until the row groups
+    stop falling. What it merges was committed before: an interrupt here loses nothing."""
+    rounds = load_sql("ingest/row_groups")
+    [(before,)] = con.execute(rounds).fetchall()
+    for _ in range(COMPACT_ROUNDS):
+        # a write for the checkpoint to make (one that writes nothing is skipped, vacuum and all)
+        con.execute("COMMENT ON TABLE tracelab_meta IS 'the store''s schema version'")
+        con.execute("CHECKPOINT")
+        [(after,)] = con.execute(rounds).fetchall()
+        if after == before:
+            return
+        before = after

@@ -1,0 +1,62 @@
+"""An ingest leaves its row groups merged: the next write's checkpoint has nothing left to merge."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+import tracelab.ingest.pipeline as pipeline
+from tracelab.sqlfiles import load_sql
+from tracelab.store import open_store
+
+ROW_GROUP = 122_880  # DuckDB's rows per row group
+
+
+def _row_groups(con: duckdb.DuckDBPyConnection) -> int:
+    return con.execute(load_sql("ingest/row_groups")).fetchall()[0][0]
+
+
+def _fragmented(path: Path) -> duckdb.DuckDBPyConnection:
+    """The run tables, `steps` appended in five transactions of a row group and a part each, as
+    an ingest's batches leave it."""
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE tracelab_meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    for table in ("episodes", "steps", "tool_calls", "tool_definitions"):
+        con.execute(f"CREATE TABLE {table} (episode_id VARCHAR, idx INTEGER)")
+    for _ in range(5):
+        con.execute("INSERT INTO steps SELECT 'run-' || i, i FROM range(?) r(i)", [ROW_GROUP + 7_000])
+    con.execute("CHECKPOINT")
+    return con
+
+
+def test_compact_merges_what_the_next_checkpoint_would(tmp_path: Path) -> None:
+    con = _fragmented(tmp_path / "store.duckdb")
+    before = _row_groups(con)
+    pipeline.compact(con)
+    after = _row_groups(con)
+    assert after < before
+    # a later write's checkpoint (a check saving its results) finds nothing more to merge
+    con.execute("COMMENT ON TABLE steps IS 'written'")
+    con.execute("CHECKPOINT")
+    assert _row_groups(con) == after
+    assert con.execute("SELECT count(*) FROM steps").fetchall()[0][0] == 5 * (ROW_GROUP + 7_000)
+
+
+def test_without_compact_the_next_checkpoint_merges(tmp_path: Path) -> None:
+    """What `compact` spares the next write: the premise of the test above."""
+    con = _fragmented(tmp_path / "store.duckdb")
+    before = _row_groups(con)
+    con.execute("COMMENT ON TABLE steps IS 'written'")
+    con.execute("CHECKPOINT")
+    assert _row_groups(con) < before
+
+
+def test_an_ingest_that_adds_runs_compacts(tmp_path: Path, monkeypatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(pipeline, "compact", lambda con: calls.append(_row_groups(con)))
+    trace = Path(__file__).parents[2] / "sample_traces" / "native" / "banking.jsonl"
+    with open_store(tmp_path / "store.duckdb") as store:
+        store.ingest([trace])
+        assert len(calls) == 1
+        store.ingest([trace])  # already stored: nothing added, nothing to merge
+        assert len(calls) == 1
