@@ -9,8 +9,8 @@
 -- the failing (or, for no/unknown, the deciding) rules' reasons, and a failure is located at the
 -- earliest step of its failed rules. A rule without a row for a run passed it with `yes`, so an
 -- entry is `no` only when each of its $n rules has a `no` row. step_idx is NULL on every pass. Rows
--- come by unit, then run; tracelab.engine.evaluate names each unit's case and assertion (a join of
--- a few hundred units costs less there than carrying their strings through the sort).
+-- come in no order: tracelab.engine.evaluate names each unit's case and assertion and sorts them
+-- by unit, then run (a join of a few hundred units and a sort cost less there than here).
 WITH rule_counts AS (
     SELECT parent_id AS unit_id, count(*) AS n_rules
     FROM p_units WHERE parent_id IS NOT NULL
@@ -57,4 +57,3 @@ results AS (
 SELECT unit_id, episode_id, passed, exercised, reason, step_idx
 FROM results
 WHERE NOT is_plain_pass(passed, exercised, reason)
-ORDER BY unit_id, episode_id

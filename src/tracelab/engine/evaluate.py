@@ -105,9 +105,12 @@ def renewed_runs(con: duckdb.DuckDBPyConnection, since: datetime | None) -> pl.S
 
 def _named(rows: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     """The verdict rows of _verdicts.sql with their unit's case, assertion id and type, and the
-    step that decides a failure (`step_idx`, Int32; null on passes and run-level failures)."""
+    step that decides a failure (`step_idx`, Int32; null on passes and run-level failures), by
+    unit, then run (`CheckResult.notable`'s order). Sorted here, after the join: at 1M runs Polars
+    sorts the 1.34M rows in less time than DuckDB's ORDER BY took (0.53-0.67 s against 0.70-0.81
+    for the fetch, join and sort, side by side)."""
     units = plan.frames["p_units"].select("unit_id", "case_id", "assertion_id", "assertion_type")
-    return rows.join(units, on="unit_id", how="left", maintain_order="left").select(
+    return rows.join(units, on="unit_id", how="left").sort("unit_id", "episode_id").select(
         "case_id", "assertion_id", "assertion_type", "episode_id", "passed", "exercised", "reason",
         pl.col("step_idx").cast(STEP_IDX))
 
