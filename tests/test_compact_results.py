@@ -110,8 +110,8 @@ def test_an_earlier_store_read_as_it_is_still_gives_its_rows(tmp_path):
 
 
 def test_an_incremental_check_saves_the_rows_a_full_check_saves(tmp_path):
-    # `--since` copies the earlier check's rows inside the store and adds the fresh ones: the saved
-    # results equal a full check's, row for row
+    # `--since` keeps the earlier check's rows by reference and adds the fresh ones: the saved
+    # results equal a full check's, row for row, though only the fresh ones are written again
     with open_store(tmp_path / "s.duckdb") as store:
         store.ingest([NATIVE / "shifts.jsonl", NATIVE / "banking.jsonl"])
         first = check(store, SUITE)
@@ -120,7 +120,10 @@ def test_an_incremental_check_saves_the_rows_a_full_check_saves(tmp_path):
         full = check(store, SUITE)
         assert incremental.result.carried[0] > 0 and incremental.result.carried[1] > 0
         saved = {run.run_id: _saved(store.con, run.run_id) for run in (incremental, full)}
-        exceptions = {run.run_id: _saved(store.con, run.run_id, "check_exceptions") for run in (incremental, full)}
+        notable = {run.run_id: _saved(store.con, run.run_id, "check_notable_results") for run in (incremental, full)}
+        written = {run.run_id: _saved(store.con, run.run_id, "check_exceptions") for run in (incremental, full)}
     assert saved[incremental.run_id].equals(saved[full.run_id])
     assert saved[full.run_id].equals(_sorted(full.verdicts))
-    assert exceptions[incremental.run_id].equals(exceptions[full.run_id])
+    assert notable[incremental.run_id].equals(notable[full.run_id])
+    assert written[full.run_id].equals(notable[full.run_id])
+    assert written[incremental.run_id].height == notable[incremental.run_id].height - incremental.result.carried[0]

@@ -55,3 +55,43 @@ def test_since_refuses_an_unknown_run_or_another_suite(tmp_path):
         partial = check(store, SUITE, cases=["assign-shift"])
         with pytest.raises(UsageError, match="did not check case 'roster-other-org'"):
             check(store, SUITE, since=partial.run_id)
+
+
+def _saved_rows(store, run_id: str, table: str = "check_results") -> list[tuple]:
+    return sorted(store.con.execute(
+        f"SELECT case_id, assertion_id, episode_id, passed, exercised, reason, step_idx FROM {table} "
+        "WHERE run_id = ?", [run_id]).fetchall(), key=repr)
+
+
+def test_a_chain_of_incremental_checks_saves_a_full_checks_rows(tmp_path):
+    # each --since run keeps the one before by reference (check_carried): two in a row, with a run
+    # re-ingested under another case in between (its earlier rows must go, though no case of the
+    # suite selects it now) and a --case run at the end, still give a full check's saved rows
+    moved = tmp_path / "moved.jsonl"
+    record = json.loads((NATIVE / "shifts.jsonl").read_text().splitlines()[0])
+    case = record["case_id"]
+    record["case_id"] = "no-such-case"
+    moved.write_text(json.dumps(record) + "\n")
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([NATIVE / "shifts.jsonl"])
+        first = check(store, SUITE)
+        store.ingest([NATIVE / "banking.jsonl"])
+        second = check(store, SUITE, since=first.run_id)
+        store.ingest([NATIVE / "support.jsonl", NATIVE / "edge_cases.jsonl"])
+        store.ingest([moved], replace=True)
+        third = check(store, SUITE, since=second.run_id)
+        full = check(store, SUITE)
+        assert _saved_rows(store, third.run_id) == _saved_rows(store, full.run_id)
+        assert _saved_rows(store, third.run_id, "check_notable_results") == _saved_rows(
+            store, full.run_id, "check_notable_results")
+        assert not any(r[:3:2] == (case, record["episode_id"]) for r in _saved_rows(store, third.run_id))
+        assert any(r[:3:2] == (case, record["episode_id"]) for r in _saved_rows(store, second.run_id))
+        # what an earlier check saved stays as it was
+        assert _saved_rows(store, second.run_id) == sorted(second.verdicts.select(
+            "case_id", "assertion_id", "episode_id", "passed", "exercised", "reason", "step_idx").rows(), key=repr)
+        # and a --since of a --since reads the chain back as the full rows
+        fourth = check(store, SUITE, since=third.run_id, cases=["assign-shift"])
+        only = check(store, SUITE, cases=["assign-shift"])
+        assert _saved_rows(store, fourth.run_id) == _saved_rows(store, only.run_id)
+        assert rows(fourth) == rows(only)
+        assert fourth.result.summary == only.result.summary

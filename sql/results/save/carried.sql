@@ -1,16 +1,13 @@
--- `check --since`: the results saved check $previous found for the chosen $cases and for the runs
--- not (re-)ingested after it started ($since), saved again under run $run_id: the rows
--- tracelab.engine.evaluate.Carried kept (CheckResult.carried), copied inside the store rather than
--- through Python.
-INSERT INTO check_selected (run_id, case_id, episode_id)
-SELECT $run_id, case_id, episode_id
-FROM check_selected
-WHERE run_id = $previous AND list_contains($cases, case_id)
-  AND episode_id NOT IN (SELECT episode_id FROM episodes WHERE ingested_at > $since);
+-- `check --since`: the new run continues the saved check it names, which started at the instant
+-- given. It keeps that check's results (and those that one kept) by reference, for its cases and
+-- for the runs not (re-)ingested since (check_carried, check_renewed; views check_selected_runs and
+-- check_notable_results): nothing is copied, whatever the size of the earlier check.
+INSERT INTO check_renewed (run_id, episode_id)
+SELECT $run_id, episode_id FROM episodes WHERE ingested_at > $since;
 
-INSERT INTO check_exceptions (run_id, case_id, assertion_id, assertion_type, episode_id, passed, exercised,
-                              reason, step_idx)
-SELECT $run_id, case_id, assertion_id, assertion_type, episode_id, passed, exercised, reason, step_idx
-FROM check_exceptions
-WHERE run_id = $previous AND list_contains($cases, case_id)
-  AND episode_id NOT IN (SELECT episode_id FROM episodes WHERE ingested_at > $since);
+INSERT INTO check_carried (run_id, source_run, depth)
+SELECT $run_id, $run_id, 0
+UNION ALL
+SELECT $run_id, $previous, 1
+UNION ALL
+SELECT $run_id, source_run, depth + 1 FROM check_carried WHERE run_id = $previous AND depth > 0;

@@ -110,4 +110,5 @@ CREATE TABLE IF NOT EXISTS check_runs (
 );
 
 -- check_results, one row per (case, assertion, run) of each saved check, is a view
--- (store/schema/check_results.sql) over check_selected, check_assertions and check_exceptions.
+-- (store/schema/check_results.sql) over check_selected, check_assertions and check_exceptions, and
+-- for a `check --since` run check_carried and check_renewed.

@@ -48,8 +48,10 @@ def sql_command(query: str | None, query_file: str | None, fmt: str, output: str
 
     QUERY is the SQL text, or '-' to read it from standard input; `--file FILE` reads it from a
     file. Tables: episodes, steps, tool_calls, tool_definitions, tool_effects, quarantine,
-    sources, check_runs, check_selected, check_exceptions; views: check_results (every result of
-    every saved check), calls, executed_writes, transcript; macro: tool_availability('tool').
+    sources, check_runs, check_selected, check_exceptions (what each check evaluated), check_carried,
+    check_renewed; views: check_results (every result of every saved check), check_notable_results
+    (those that are not plain passes), calls, executed_writes, transcript; macro:
+    tool_availability('tool').
     """
     from tracelab.store import open_store, seal
 

@@ -204,12 +204,11 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      runs_failed(result),
                      tool_overrides(suite)])
         # the rows that are not plain passes, and the runs each case selected: check_results lists
-        # them with the plain passes. Those an earlier check found (`--since`) are copied in the store;
-        # the fresh ones are scanned from the frames (no run_id column built per row, no pyarrow).
+        # them with the plain passes. Those an earlier check found (`--since`) are kept by reference
+        # to it; the fresh ones are scanned from the frames (no run_id column built per row, no pyarrow).
         kept_notable, kept_selection = result.carried
-        if since is not None and (kept_notable or kept_selection):
-            run_script(con, "results/save/carried", {"run_id": run_id, "previous": since, "since": watermark,
-                                                     "cases": [case.id for case in result.cases]})
+        if since is not None:
+            run_script(con, "results/save/carried", {"run_id": run_id, "previous": since, "since": watermark})
         for table, frame in (("check_exceptions", result.notable.slice(kept_notable)),
                              ("check_selected", result.selection.slice(kept_selection))):
             con.register("chk_saved", ArrowStream(frame))

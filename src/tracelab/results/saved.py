@@ -97,17 +97,34 @@ def saved_results(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[st
 
     from tracelab.engine.verdicts import RESULT_SCHEMA, compact
 
-    params = {"run": run_id, "cases": case_ids}
     if compact_results(con):
-        notable = pl.DataFrame(con.sql(load_sql("results/saved/notable"), params=params)).cast(RESULT_SCHEMA)
-        selection = pl.DataFrame(con.sql(load_sql("results/saved/selected"), params=params))
+        # each check of the chain in turn (a `check --since` run: the rows it keeps, then its own)
+        chain = (con.execute(load_sql("results/saved/chain"), {"run": run_id}).fetchall()
+                 if _has_table(con, "check_carried") else [(run_id, 0)])
+        notable = pl.concat([_written(con, "notable", run_id, case_ids, source, depth) for source, depth in chain],
+                            how="vertical_relaxed").cast(RESULT_SCHEMA)
+        selection = pl.concat([_written(con, "selected", run_id, case_ids, source, depth) for source, depth in chain],
+                              how="vertical_relaxed")
         units = pl.DataFrame(con.sql(load_sql("results/saved/units"), params={"run": run_id}))
         if case_ids is not None:
             units = units.filter(pl.col("case_id").is_in(case_ids))
         return notable, selection, units
     return compact(pl.DataFrame(con.sql(
         f"SELECT {result_columns(con)} FROM check_results "
-        "WHERE run_id = $run AND ($cases IS NULL OR list_contains($cases, case_id))", params=params)))
+        "WHERE run_id = $run AND ($cases IS NULL OR list_contains($cases, case_id))",
+        params={"run": run_id, "cases": case_ids})))
+
+
+def _written(con: duckdb.DuckDBPyConnection, name: str, run_id: str, case_ids: list[str] | None, source: str,
+             depth: int) -> pl.DataFrame:
+    """The rows of sql/results/saved/<name>.sql that check `source` wrote, `depth` steps up the chain
+    of check `run_id`: all of them at depth 0, else those `run_id` keeps (<name>_kept.sql)."""
+    import polars as pl
+
+    if depth == 0:
+        return pl.DataFrame(con.sql(load_sql(f"results/saved/{name}"), params={"source": source, "cases": case_ids}))
+    return pl.DataFrame(con.sql(load_sql(f"results/saved/{name}_kept"),
+                                params={"source": source, "cases": case_ids, "run": run_id, "depth": depth}))
 
 
 def compact_results(con: duckdb.DuckDBPyConnection) -> bool:
@@ -122,7 +139,9 @@ def notable_results(con: duckdb.DuckDBPyConnection) -> str:
     """The relation that holds every saved result that is not a plain pass (failures among them),
     with check_results' columns: `check_exceptions`, or check_results itself where it is stored
     row by row (`compact_results`)."""
-    return "check_exceptions" if compact_results(con) else "check_results"
+    if not compact_results(con):
+        return "check_results"
+    return "check_notable_results" if _has_table(con, "check_carried") else "check_exceptions"
 
 
 def saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str]) -> Carried:
@@ -223,6 +242,12 @@ def failed_cases(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | Non
         return None
     rows = con.execute("SELECT failed_cases FROM check_runs WHERE run_id = ?", [run_id]).fetchall()
     return None if not rows or rows[0][0] is None else list(rows[0][0])
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Whether the store has `table` (a read-only store of an earlier tracelab may lack one)."""
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND NOT temporary",
+                            [table]).fetchall()[0][0])
 
 
 def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
