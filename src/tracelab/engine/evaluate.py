@@ -9,7 +9,7 @@ rows and the runs each case selected come back (`CheckResult.notable`, `.selecti
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,7 +37,7 @@ _NUMBER_CHARACTERS = frozenset("0123456789.e+-")
 def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
              cases: Iterable[str] | None = None, categories: Iterable[str] | None = None,
              strict: bool = False, since: datetime | None = None,
-             carried: Carried | None = None) -> CheckResult:
+             carried: Callable[[], Carried] | None = None) -> CheckResult:
     """Check `suite` against the runs stored behind `con`.
 
     Args:
@@ -47,8 +47,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
         categories: check only cases of these categories.
         strict: count a run with an `exercised = no` row as failed (rows stay as they are).
         since: evaluate only runs ingested after this instant (an incremental check).
-        carried: with `since`, what an earlier check of the same suite found; its rows for runs
-            not ingested since are kept as they are.
+        carried: with `since`, gives what an earlier check of the same suite found, called once
+            the families ran (it may be read meanwhile: `results.check.read_ahead`); its rows for
+            runs not ingested since are kept as they are.
 
     Raises:
         UsageError: an unknown case id or category.
@@ -65,7 +66,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             selection = _fetch(con, "SELECT case_id, episode_id FROM chk_sel")
             kept = (0, 0)
             if carried is not None:
-                notable, selection, kept = carried.merged(con, since, notable, selection)
+                notable, selection, kept = carried().merged(con, since, notable, selection)
         finally:
             con.execute(load_sql("engine/assertions/_cleanup"))
     return summarize(suite.name, chosen, notable, selection, result_units(plan), strict, carried=kept)

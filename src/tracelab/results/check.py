@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -109,11 +109,11 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     chosen = choose_cases(suite, cases, categories)  # an unknown case or category: refused before anything runs
     if not allow_ineffective:
         refuse_findings(suite)
-    watermark, carried = (None, None) if since is None else previous_run(store, suite, since, chosen)
+    watermark = None if since is None else previous_run(store, suite, since, chosen)
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
     try:
-        with check_memory(store.con):
+        with check_memory(store.con), read_ahead(store, since, chosen) as carried:
             result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
                               since=watermark, carried=carried)
             elapsed_ms = round((time.perf_counter() - clock) * 1000)
@@ -148,9 +148,8 @@ def check_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         con.execute("SET memory_limit = ?", [before])
 
 
-def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ...]
-                 ) -> tuple[datetime, Carried]:
-    """When run `run_id` started, and what it found for the chosen cases (`check --since`).
+def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ...]) -> datetime:
+    """When run `run_id` started (`check --since`), once it is one the check can continue.
 
     Raises:
         UsageError: no such saved run, another suite (or another version of it), a run
@@ -178,9 +177,35 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
     missing = [case.id for case in chosen if case.id not in (checked or [])]
     if missing:
         raise UsageError(f"--since {run_id}: that run did not check case {missing[0]!r}; run a full check first")
+    return started
+
+
+@contextmanager
+def read_ahead(store: Store, run_id: str | None, chosen: tuple[Case, ...]
+               ) -> Iterator[Callable[[], Carried] | None]:
+    """What saved check `run_id` found for the chosen cases (`check --since`; None without one),
+    read on a cursor of its own in a thread while the block runs: the check's selection and family
+    statements over the new runs leave a CPU mostly idle (at 1M + 10k runs, reading the earlier
+    check's 2.4M rows took 0.47 s before them). The function returned waits for the rows; leaving
+    the block early (an error, Ctrl-C) interrupts the read."""
+    if run_id is None:
+        yield None
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
     from tracelab.results.saved import saved_rows
 
-    return started, saved_rows(store.con, run_id, [case.id for case in chosen])
+    cursor = store.con.cursor()
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            future = pool.submit(saved_rows, cursor, run_id, [case.id for case in chosen])
+            try:
+                yield future.result
+            finally:
+                if not future.done():
+                    cursor.interrupt()
+    finally:
+        cursor.close()
 
 
 def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started: datetime,

@@ -235,7 +235,7 @@ def _since(root: str, suite: Any, since: str, chosen: Any) -> datetime:
 
     with _driver_store(root) as opened:
         # no chosen case: the checks on the run, not its rows (the tasks read those)
-        watermark, _ = previous_run(opened, suite, since, ())
+        watermark = previous_run(opened, suite, since, ())
         [(checked,)] = opened.con.execute("SELECT cases FROM check_runs WHERE run_id = ?", [since]).fetchall()
     missing = [case.id for case in chosen if case.id not in (checked or [])]
     if missing:
