@@ -245,9 +245,9 @@ def test_query_count_does_not_grow_with_the_number_of_runs(store, tmp_path, size
     counting = CountingConnection(store.con)
     result = evaluate(counting, suite)
     assert result.summary.runs == size
-    # 15 preparations (selection by case id, by `select` keys, the `where`'s columns and rows
-    # copied to its sandbox, the selected runs by `where`, the selected runs; whether they are
+    # 16 preparations (the runs selected among, selection by case id, by `select` keys, the `where`'s
+    # columns and rows copied to its sandbox, the selected runs by `where`, the selected runs; whether they are
     # all the stored runs, the views of their rows, tools, chk_out, the needles lowered,
     # transcript, the needles found, matcher hits, retrieval), 22 family queries, args_valid's
     # fetch and insert, the verdicts, the runs each case selected, the cleanup
-    assert counting.queries == 42
+    assert counting.queries == 43

@@ -18,6 +18,8 @@ DROP VIEW IF EXISTS chk_episodes_in;
 DROP VIEW IF EXISTS chk_steps_in;
 DROP VIEW IF EXISTS chk_calls_in;
 DROP VIEW IF EXISTS chk_defs_in;
+DROP VIEW IF EXISTS chk_selectable;
+DROP TABLE IF EXISTS chk_selectable_rows;
 DROP MACRO IF EXISTS chk_json_key;
 DROP MACRO IF EXISTS chk_json_text;
 DROP TABLE IF EXISTS chk_episodes_rows;

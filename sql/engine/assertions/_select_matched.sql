@@ -10,7 +10,7 @@ WITH selecting AS (
     SELECT * FROM p_select WHERE has_select
 ),
 combos AS (
-    SELECT DISTINCT case_id, agent, agent_version, model FROM episodes
+    SELECT DISTINCT case_id, agent, agent_version, model FROM chk_selectable
 ),
 case_ids AS (
     SELECT s.case_id, v.value FROM selecting s
@@ -46,7 +46,7 @@ matched_combos AS (
 matched AS (
     SELECT m.selecting_case AS case_id, m.where_idx, e.episode_id
     FROM matched_combos m
-    JOIN episodes e
+    JOIN chk_selectable e
       ON e.case_id IS NOT DISTINCT FROM m.case_id AND e.agent IS NOT DISTINCT FROM m.agent
      AND e.agent_version IS NOT DISTINCT FROM m.agent_version
      AND e.model IS NOT DISTINCT FROM m.model

@@ -160,7 +160,11 @@ def _registered(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame]
 
 def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan, since: datetime | None) -> None:
     """Build chk_sel and chk_runs; a `where` runs apart, in where_flags's sandbox. With `since`, only
-    the runs ingested after it stay selected (`check --since`)."""
+    the runs ingested after it are selected among (`check --since`)."""
+    if since is None:
+        con.execute(load_sql("engine/assertions/_selectable"))
+    else:
+        run_script(con, "engine/assertions/_selectable_since", {"since": since})
     con.execute(load_sql("engine/assertions/_selection"))
     if plan.has("p_select", has_select=True):
         con.execute(load_sql("engine/assertions/_select_matched"))
@@ -171,8 +175,6 @@ def _select(con: duckdb.DuckDBPyConnection, suite: Suite, plan: Plan, since: dat
             con.execute(load_sql("engine/assertions/_select_keys"))
         finally:
             con.unregister("chk_where_flags")
-    if since is not None:
-        run_script(con, "engine/assertions/_since", {"since": since})
     con.execute(load_sql("engine/assertions/_runs"))
 
 
