@@ -54,9 +54,19 @@ def test_without_compact_the_next_checkpoint_merges(tmp_path: Path) -> None:
 def test_an_ingest_that_adds_runs_compacts(tmp_path: Path, monkeypatch) -> None:
     calls: list[int] = []
     monkeypatch.setattr(pipeline, "compact", lambda con: calls.append(_row_groups(con)))
+    monkeypatch.setattr(pipeline, "COMPACT_MIN_RUNS", 1)
     trace = Path(__file__).parents[2] / "sample_traces" / "native" / "banking.jsonl"
     with open_store(tmp_path / "store.duckdb") as store:
         store.ingest([trace])
         assert len(calls) == 1
         store.ingest([trace])  # already stored: nothing added, nothing to merge
         assert len(calls) == 1
+
+
+def test_a_small_ingest_leaves_the_merging_to_the_next_checkpoint(tmp_path: Path, monkeypatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(pipeline, "compact", lambda con: calls.append(_row_groups(con)))
+    trace = Path(__file__).parents[2] / "sample_traces" / "native" / "banking.jsonl"
+    with open_store(tmp_path / "store.duckdb") as store:
+        store.ingest([trace])
+    assert calls == []
