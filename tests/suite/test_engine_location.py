@@ -352,11 +352,9 @@ def test_an_incremental_check_keeps_the_carried_locations(checker):
     since = checker.store.con.execute(
         "SELECT ingested_at FROM episodes WHERE episode_id = 'old'").fetchone()[0]
     checker.ingest(run("new", call("ls"), call("rm")))
-    con = checker.store.con
-    kept = Carried.kept(con, since, first.notable, first.selection, False)
-    later = checker.check(suite, since=since, carried=lambda: kept)
+    later = checker.check(suite, since=since, carried=lambda: Carried(first.notable, first.selection))
     assert located(later, "a") == {"old": (False, 1), "new": (False, 3)}
     # rows saved before check_results had the column carry no location
     notable, selection, _ = compact(first.verdicts.drop("step_idx"))
-    older = checker.check(suite, since=since, carried=lambda: Carried.kept(con, since, notable, selection, False))
+    older = checker.check(suite, since=since, carried=lambda: Carried(notable, selection))
     assert located(older, "a") == {"old": (False, None), "new": (False, 3)}

@@ -23,7 +23,7 @@ from tracelab.engine.args_valid import validate_calls
 from tracelab.engine.columns import NOT_PLAIN_PASS
 from tracelab.engine.compile import Plan, compile_suite
 from tracelab.engine.needles import lower_moved, lower_needles, prefilter_re2, withhold_reasons
-from tracelab.engine.verdicts import STEP_IDX, CheckResult, Tally, summarize, tally
+from tracelab.engine.verdicts import STEP_IDX, CheckResult, summarize
 from tracelab.errors import UsageError
 from tracelab.frames import ArrowStream
 from tracelab.sqlfiles import load_sql, run_script
@@ -64,13 +64,12 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             notable = withhold_reasons(_named(_fetch(con, load_sql("engine/assertions/_verdicts")), plan),
                                        plan.frames["p_must_not_leak"]["needle"])
             selection = _fetch(con, "SELECT case_id, episode_id FROM chk_sel")
-            kept, counted = (0, 0), None
+            kept = (0, 0)
             if carried is not None:
-                notable, selection, kept, counted = carried().merged(notable, selection, strict)
+                notable, selection, kept = carried().merged(con, since, notable, selection)
         finally:
             con.execute(load_sql("engine/assertions/_cleanup"))
-    return summarize(suite.name, chosen, notable, selection, result_units(plan), strict, carried=kept,
-                     counted=counted)
+    return summarize(suite.name, chosen, notable, selection, result_units(plan), strict, carried=kept)
 
 
 def result_units(plan: Plan) -> pl.DataFrame:
@@ -82,31 +81,22 @@ def result_units(plan: Plan) -> pl.DataFrame:
 
 @dataclass(frozen=True)
 class Carried:
-    """What an earlier check of the same suite found (`check --since`) for the runs not (re-)ingested
-    since it started: its notable rows (`CheckResult.notable`), the runs each case selected
-    (`CheckResult.selection`), and their tally."""
+    """What an earlier check of the same suite found (`check --since`): its notable rows
+    (`CheckResult.notable`) and the runs each case selected (`CheckResult.selection`)."""
 
     notable: pl.DataFrame
     selection: pl.DataFrame
-    counted: Tally
 
-    @classmethod
-    def kept(cls, con: duckdb.DuckDBPyConnection, since: datetime, notable: pl.DataFrame,
-             selection: pl.DataFrame, strict: bool) -> Carried:
-        """Of an earlier check's rows and selection, those of the runs not (re-)ingested after `since`."""
+    def merged(self, con: duckdb.DuckDBPyConnection, since: datetime | None, notable: pl.DataFrame,
+               selection: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, tuple[int, int]]:
+        """Its rows and selection of the runs not (re-)ingested since, then the fresh ones; and how
+        many of each it kept (`CheckResult.carried`)."""
         renewed = renewed_runs(con, since).implode()
-        notable = notable.filter(~pl.col("episode_id").is_in(renewed))
-        selection = selection.filter(~pl.col("episode_id").is_in(renewed))
-        return cls(notable, selection, tally(notable, selection, strict))
-
-    def merged(self, notable: pl.DataFrame, selection: pl.DataFrame, strict: bool
-               ) -> tuple[pl.DataFrame, pl.DataFrame, tuple[int, int], Tally]:
-        """Its rows and selection, then the fresh ones (of the runs ingested since: none of its own);
-        how many of each it kept (`CheckResult.carried`); the tally of them all."""
-        return (pl.concat([self.notable.select(notable.columns).cast(notable.schema), notable]),
-                pl.concat([self.selection.select(selection.columns).cast(selection.schema), selection]),
-                (self.notable.height, self.selection.height),
-                self.counted + tally(notable, selection, strict))
+        kept = (self.notable.filter(~pl.col("episode_id").is_in(renewed)),
+                self.selection.filter(~pl.col("episode_id").is_in(renewed)))
+        return (pl.concat([kept[0].select(notable.columns).cast(notable.schema), notable]),
+                pl.concat([kept[1].select(selection.columns).cast(selection.schema), selection]),
+                (kept[0].height, kept[1].height))
 
 
 def renewed_runs(con: duckdb.DuckDBPyConnection, since: datetime | None) -> pl.Series:

@@ -5,7 +5,6 @@ Rendering (text, JSON envelope, JUnit) and saving to `check_results` build on
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import Any
@@ -281,81 +280,35 @@ def compact(verdicts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Data
             verdicts.select("case_id", "assertion_id", "assertion_type").unique(maintain_order=True))
 
 
-@dataclass(frozen=True)
-class Tally:
-    """What the case verdicts and summary counts are made of, for some runs of a check: tallies of
-    disjoint sets of runs add up (`+`), so `check --since` tallies the runs it keeps of the earlier
-    check while it evaluates the new ones (`engine.evaluate.Carried`)."""
-
-    per_run: pl.DataFrame
-    """`runs_of_cases` of the failing rows (`CheckResult.per_run`)."""
-    selected: dict[str, int]
-    """Per case, the runs it selected."""
-    per_case: dict[str, tuple[int, bool]]
-    """Per case with a failing run: how many failed, and whether one failed a permission result."""
-    families: dict[str, frozenset[str]]
-    """Per case, the permission types (`PERMISSION_TYPES`) that failed."""
-    runs: int
-    """Distinct runs selected by some case."""
-    failing_runs: int
-    """Of those, the runs that did not pass every result of a case selecting them."""
-    failed: int
-    not_exercised: int
-    unknown: int
-
-    def __add__(self, other: Tally) -> Tally:
-        def added(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-            return {key: a.get(key, 0) + b.get(key, 0) for key in a.keys() | b.keys()}
-
-        per_case = {key: (self.per_case.get(key, (0, False))[0] + other.per_case.get(key, (0, False))[0],
-                          self.per_case.get(key, (0, False))[1] or other.per_case.get(key, (0, False))[1])
-                    for key in self.per_case.keys() | other.per_case.keys()}
-        families = {key: self.families.get(key, frozenset()) | other.families.get(key, frozenset())
-                    for key in self.families.keys() | other.families.keys()}
-        return Tally(pl.concat([self.per_run, other.per_run]), added(self.selected, other.selected), per_case,
-                     families, self.runs + other.runs, self.failing_runs + other.failing_runs,
-                     self.failed + other.failed, self.not_exercised + other.not_exercised,
-                     self.unknown + other.unknown)
-
-
-def tally(notable: pl.DataFrame, selection: pl.DataFrame, strict: bool) -> Tally:
-    """The tally of a check's notable rows and selection (of all its runs, or some of them)."""
-    failing = ~pl.col("passed") | ((pl.col("exercised") == "no") if strict else pl.lit(False))
-    per_run = runs_of_cases(notable.filter(failing), strict)
-    per_case = {case_id: (int(count), bool(permission)) for case_id, count, permission in per_run.group_by(
-        "case_id").agg(failing=(~pl.col("ok")).sum(), permission=pl.col("permission").any()).iter_rows()}
-    failed = notable.filter(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES))
-    families: dict[str, frozenset[str]] = {}
-    for case_id, kinds in failed.group_by("case_id").agg(pl.col("assertion_type").unique()).iter_rows():
-        families[case_id] = frozenset(kinds)
-    exercised = notable["exercised"]
-    return Tally(per_run, dict(selection.group_by("case_id").len().iter_rows()), per_case, families,
-                 selection["episode_id"].n_unique(), per_run.filter(~pl.col("ok"))["episode_id"].n_unique(),
-                 int((~notable["passed"]).sum()), int((exercised == "no").sum()), int((exercised == "unknown").sum()))
-
-
 def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, selection: pl.DataFrame,
-              units: pl.DataFrame, strict: bool, carried: tuple[int, int] = (0, 0),
-              counted: Tally | None = None) -> CheckResult:
+              units: pl.DataFrame, strict: bool, carried: tuple[int, int] = (0, 0)) -> CheckResult:
     """Case verdicts and summary counts (docs/suites.md §5) from a check's notable rows, the runs each
     case selected and each case's results: a (case, run) pair without a notable row passed every
-    result of the case. `counted`: their `tally`, when it was made in parts (`check --since`)."""
-    counted = counted if counted is not None else tally(notable, selection, strict)
-    verdict_list = tuple(_case_verdict(case, counted.selected.get(case.id, 0), counted.per_case.get(case.id),
-                                       permission_families(counted.families.get(case.id, ())))
-                         for case in cases)
+    result of the case."""
+    failing = ~pl.col("passed") | ((pl.col("exercised") == "no") if strict else pl.lit(False))
+    per_run = runs_of_cases(notable.filter(failing), strict)
+    selected = dict(selection.group_by("case_id").len().iter_rows())
+    per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
+        failing=(~pl.col("ok")).sum(), permission=pl.col("permission").any(),
+    ).iter_rows(named=True)}
+    families = _permission_families(notable)
+    verdict_list = tuple(_case_verdict(case, selected.get(case.id, 0), per_case.get(case.id),
+                                       families.get(case.id, ())) for case in cases)
+    runs = selection["episode_id"].n_unique()
+    failing_runs = per_run.filter(~pl.col("ok"))["episode_id"].n_unique()
     n_units = dict(units.group_by("case_id").len().iter_rows())
+    exercised = notable["exercised"]
     summary = Summary(
         cases=len(verdict_list),
         cases_passed=sum(case.passed for case in verdict_list),
-        runs=counted.runs,
-        runs_passed=counted.runs - counted.failing_runs,
-        results=sum(count * n_units.get(case_id, 0) for case_id, count in counted.selected.items()),
-        failed=counted.failed,
-        not_exercised=counted.not_exercised,
-        unknown=counted.unknown,
+        runs=runs,
+        runs_passed=runs - failing_runs,
+        results=sum(count * n_units.get(case_id, 0) for case_id, count in selected.items()),
+        failed=int((~notable["passed"]).sum()),
+        not_exercised=int((exercised == "no").sum()),
+        unknown=int((exercised == "unknown").sum()),
     )
-    return CheckResult(suite, notable, selection, units, verdict_list, summary, counted.per_run, strict, carried)
+    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run, strict, carried)
 
 
 def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:
@@ -373,25 +326,29 @@ def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:
     )
 
 
-def permission_families(kinds: Iterable[str]) -> tuple[str, ...]:
-    """The permission types (`PERMISSION_TYPES`) among `kinds`, in severity order (what the reports name)."""
-    found = set(kinds)
-    return tuple(k for k in PERMISSION_TYPES if k in found)
+def _permission_families(verdicts: pl.DataFrame) -> dict[str, tuple[str, ...]]:
+    """Per case, the permission types (`PERMISSION_TYPES`) that failed, in severity order."""
+    failed = verdicts.filter(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES))
+    found: dict[str, set[str]] = {}
+    for case_id, kind in failed.select("case_id", "assertion_type").unique().iter_rows():
+        found.setdefault(case_id, set()).add(kind)
+    return {case_id: tuple(k for k in PERMISSION_TYPES if k in kinds) for case_id, kinds in found.items()}
 
 
-def _case_verdict(case: Case, runs: int, counts: tuple[int, bool] | None, families: tuple[str, ...]) -> CaseVerdict:
+def _case_verdict(case: Case, runs: int, counts: dict[str, Any] | None, families: tuple[str, ...]) -> CaseVerdict:
     if not runs:
         return CaseVerdict(case.id, case.category, 0, 0, None, case.min_pass_rate,
                            case.allow_no_runs, False)
-    failing, permission = counts or (0, False)
-    runs_passed = runs - failing
+    counts = counts or {"failing": 0, "permission": False}
+    runs_passed = runs - int(counts["failing"])
     # a relative tolerance, so that 99 of 100 runs meet 0.99 despite floating point
     needed = case.min_pass_rate * runs
     enough = runs_passed >= needed - 1e-9 * max(1.0, needed)
     return CaseVerdict(case.id, case.category, runs, runs_passed, runs_passed / runs,
-                       case.min_pass_rate, enough and not permission, permission, families)
+                       case.min_pass_rate, enough and not counts["permission"],
+                       bool(counts["permission"]), families)
 
 
 __all__ = ["EXAMPLES", "PERMISSION_TYPES", "RESULT_SCHEMA", "SEVERITY", "STEP_IDX",
            "CaseVerdict", "CheckResult", "Example", "FailedAssertion", "Summary", "build_result", "compact", "expand",
-           "failed_assertions", "not_plain_pass", "permission_families", "runs_of_cases", "summarize", "tally", "Tally"]
+           "failed_assertions", "not_plain_pass", "runs_of_cases", "summarize"]

@@ -113,7 +113,7 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
     try:
-        with check_memory(store.con), read_ahead(store, since, chosen, watermark, strict) as carried:
+        with check_memory(store.con), read_ahead(store, since, chosen) as carried:
             result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
                               since=watermark, carried=carried)
             elapsed_ms = round((time.perf_counter() - clock) * 1000)
@@ -181,15 +181,14 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
 
 
 @contextmanager
-def read_ahead(store: Store, run_id: str | None, chosen: tuple[Case, ...], watermark: datetime | None,
-               strict: bool) -> Iterator[Callable[[], Carried] | None]:
-    """What saved check `run_id` found for the chosen cases and the runs not (re-)ingested after
-    `watermark`, tallied (`check --since`; None without one): read and tallied on a cursor of its
-    own in a thread while the block runs, as the check's selection and family statements over the
-    new runs leave a CPU mostly idle (at 1M + 10k runs, reading the earlier check's 2.4M rows took
-    0.47 s before them, tallying them 0.4 s after). The function returned waits for them; leaving
+def read_ahead(store: Store, run_id: str | None, chosen: tuple[Case, ...]
+               ) -> Iterator[Callable[[], Carried] | None]:
+    """What saved check `run_id` found for the chosen cases (`check --since`; None without one),
+    read on a cursor of its own in a thread while the block runs: the check's selection and family
+    statements over the new runs leave a CPU mostly idle (at 1M + 10k runs, reading the earlier
+    check's 2.4M rows took 0.47 s before them). The function returned waits for the rows; leaving
     the block early (an error, Ctrl-C) interrupts the read."""
-    if run_id is None or watermark is None:
+    if run_id is None:
         yield None
         return
     from concurrent.futures import ThreadPoolExecutor
@@ -199,7 +198,7 @@ def read_ahead(store: Store, run_id: str | None, chosen: tuple[Case, ...], water
     cursor = store.con.cursor()
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            future = pool.submit(saved_rows, cursor, run_id, [case.id for case in chosen], watermark, strict)
+            future = pool.submit(saved_rows, cursor, run_id, [case.id for case in chosen])
             try:
                 yield future.result
             finally:

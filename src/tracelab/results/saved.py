@@ -22,8 +22,6 @@ from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     import duckdb
     import polars as pl
 
@@ -146,14 +144,12 @@ def notable_results(con: duckdb.DuckDBPyConnection) -> str:
     return "check_notable_results" if _has_table(con, "check_carried") else "check_exceptions"
 
 
-def saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str], since: datetime,
-               strict: bool) -> Carried:
-    """What saved check `run_id` found for these cases and the runs not (re-)ingested after `since`,
-    tallied (`check --since` carries it over)."""
+def saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str]) -> Carried:
+    """What saved check `run_id` found for these cases (`check --since` carries it over)."""
     from tracelab.engine.evaluate import Carried
 
     notable, selection, _ = saved_results(con, run_id, case_ids)
-    return Carried.kept(con, since, notable, selection, strict)
+    return Carried(notable, selection)
 
 
 def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None) -> dict[str, pl.DataFrame]:

@@ -108,7 +108,7 @@ def merge(found: dict[str, list[pl.DataFrame]], suite: str, chosen: tuple[Case, 
     `verdicts`: the rows collected for the output (`rows`)."""
     import polars as pl
 
-    from tracelab.engine.verdicts import _case_verdict, not_plain_pass, permission_families
+    from tracelab.engine.verdicts import _case_verdict, not_plain_pass
 
     parts = {kind: pl.concat(frames, how="vertical_relaxed") for kind, frames in found.items() if frames}
     cases = (parts["cases"].group_by("case_id").agg(pl.col("runs", "ok", "runs_failed", "failed").sum(),
@@ -122,8 +122,9 @@ def merge(found: dict[str, list[pl.DataFrame]], suite: str, chosen: tuple[Case, 
     verdict_list = tuple(
         _case_verdict(case, per_case[case.id]["runs"] if case.id in per_case else 0,
                       None if case.id not in per_case else
-                      (per_case[case.id]["runs"] - per_case[case.id]["ok"], bool(per_case[case.id]["permission"])),
-                      permission_families(kinds.get(case.id, ())))
+                      {"failing": per_case[case.id]["runs"] - per_case[case.id]["ok"],
+                       "permission": per_case[case.id]["permission"]},
+                      tuple(k for k in PERMISSION_TYPES if k in kinds.get(case.id, ())))
         for case in chosen)
     totals = parts["runs"].sum() if "runs" in parts else None
     assertions = _assertions(parts.get("assertions"))
