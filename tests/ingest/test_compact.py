@@ -4,8 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pytest
 
 import tracelab.ingest.pipeline as pipeline
+from tracelab.errors import StoreError
 from tracelab.sqlfiles import load_sql
 from tracelab.store import open_store
 
@@ -70,3 +72,17 @@ def test_a_small_ingest_leaves_the_merging_to_the_next_checkpoint(tmp_path: Path
     with open_store(tmp_path / "store.duckdb") as store:
         store.ingest([trace])
     assert calls == []
+
+
+def test_a_checkpoint_the_disk_refuses_is_one_line_and_loses_nothing(tmp_path: Path, monkeypatch) -> None:
+    def full_disk(con: duckdb.DuckDBPyConnection) -> None:
+        raise duckdb.IOException("could not write file: No space left on device")
+
+    monkeypatch.setattr(pipeline, "compact", full_disk)
+    monkeypatch.setattr(pipeline, "COMPACT_MIN_RUNS", 1)
+    trace = Path(__file__).parents[2] / "sample_traces" / "native" / "banking.jsonl"
+    with open_store(tmp_path / "store.duckdb") as store:
+        with pytest.raises(StoreError, match="every file is stored, but the store could not be checkpointed"):
+            store.ingest([trace])
+        stored = store.con.execute("SELECT count(*) FROM episodes").fetchall()[0][0]
+    assert stored == len(trace.read_text().splitlines())

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 
 import duckdb
 
-from tracelab.errors import interruptible, is_interrupt
+from tracelab.errors import StoreError, first_line, interruptible, is_interrupt
 from tracelab.formats import get_format
 from tracelab.ingest.batches import FileReport, IngestReport
 from tracelab.ingest.inputs import Input, scan_inputs
@@ -110,9 +110,12 @@ def ingest_paths(
     if report.added >= COMPACT_MIN_RUNS:
         try:
             compact(con)
-        except BaseException as exc:
-            if is_interrupt(exc):  # every file is stored: only the merging stopped
+        except BaseException as exc:  # every file is stored: only the merging stopped
+            if is_interrupt(exc):
                 raise writer.interrupted(len(inputs)) from None
+            if isinstance(exc, duckdb.Error):  # a full disk
+                raise StoreError(f"every file is stored, but the store could not be checkpointed "
+                                 f"({first_line(exc)}); free some space and open it again") from None
             raise
     return report
 
