@@ -95,3 +95,27 @@ def test_a_chain_of_incremental_checks_saves_a_full_checks_rows(tmp_path):
         assert _saved_rows(store, fourth.run_id) == _saved_rows(store, only.run_id)
         assert rows(fourth) == rows(only)
         assert fourth.result.summary == only.result.summary
+
+
+def test_ctrl_c_while_the_earlier_rows_are_read_ahead_stops_the_check(tmp_path, monkeypatch):
+    # the earlier check's rows are read in a thread (read_ahead) while the families run: an
+    # interrupt there stops the read too, saves nothing and leaves the store usable
+    import tracelab.engine.evaluate as evaluate
+    from tracelab.errors import Interrupted
+
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([NATIVE / "shifts.jsonl"])
+        first = check(store, SUITE)
+        store.ingest([NATIVE / "banking.jsonl"])
+
+        def interrupted(con, plan):
+            raise KeyboardInterrupt
+
+        with monkeypatch.context() as patched:
+            patched.setattr(evaluate, "_run_families", interrupted)
+            with pytest.raises(Interrupted):
+                check(store, SUITE, since=first.run_id)
+        assert store.con.execute("SELECT count(*) FROM check_runs").fetchall()[0][0] == 1
+        later = check(store, SUITE, since=first.run_id)
+        full = check(store, SUITE, save=False)
+    assert rows(later) == rows(full)
