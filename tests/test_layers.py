@@ -235,3 +235,20 @@ def test_ingest_check_and_effects_never_import_pandas(tmp_path):
         "print(loaded, 'pyarrow' in sys.modules, 'pandas' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert (result.returncode, result.stdout.split()) == (0, ["True", "True", "False"]), result.stderr
+
+
+def test_a_saved_check_never_imports_pyarrow(tmp_path):
+    # importing pyarrow alone took 0.1-0.2 s of a check: the check scans its frames through the
+    # Arrow PyCapsule interface, saving included (results.check._insert_frame)
+    from tracelab.store import open_store
+
+    store = tmp_path / "s.duckdb"
+    with open_store(store) as opened:
+        opened.ingest([REPO / "sample_traces" / "native"])
+    code = (
+        "import sys\nfrom tracelab.results.check import check\n"
+        f"run = check({str(store)!r}, {str(REPO / 'sample_traces' / 'suite.yaml')!r})\n"
+        f"since = check({str(store)!r}, {str(REPO / 'sample_traces' / 'suite.yaml')!r}, since=run.run_id)\n"
+        "print(run.saved and since.saved, 'pyarrow' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (result.returncode, result.stdout.split()) == (0, ["True", "False"]), result.stderr

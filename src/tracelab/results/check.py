@@ -213,10 +213,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con = store.con
     con.begin()
     try:
-        import polars as pl
 
-        from tracelab.bulk_insert import insert_arrow  # here: a check that does not save needs no pyarrow
-        from tracelab.frames import ArrowStream
         from tracelab.results.saved import runs_failed, view_rows
         from tracelab.sqlfiles import run_script
 
@@ -230,24 +227,31 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      tool_overrides(suite)])
         # the rows that are not plain passes, and the runs each case selected: check_results lists
         # them with the plain passes. Those an earlier check found (`--since`) are kept by reference
-        # to it; the fresh ones are scanned from the frames (no run_id column built per row, no pyarrow).
+        # to it; the fresh ones are saved from the frames, as are the rows `view` reads.
         kept_notable, kept_selection = result.carried
         if since is not None:
             run_script(con, "results/save/carried", {"run_id": run_id, "previous": since, "since": watermark})
         for table, frame in (("check_exceptions", result.notable.slice(kept_notable)),
-                             ("check_selected", result.selection.slice(kept_selection))):
-            con.register("chk_saved", ArrowStream(frame))
-            con.execute(f"INSERT INTO {table} (run_id, {', '.join(frame.columns)}) "
-                        "SELECT $run_id, * FROM chk_saved", {"run_id": run_id})
-            con.unregister("chk_saved")
-        for table, frame in rows.items():
-            insert_arrow(con, table, frame.with_columns(run_id=pl.lit(run_id)))
+                             ("check_selected", result.selection.slice(kept_selection)), *rows.items()):
+            _insert_frame(con, table, frame, run_id)
         con.commit()
     except BaseException:
         # rolled back first: in a transaction an interrupt aborted, unregistering would raise instead
         con.rollback()
         con.unregister("chk_saved")
         raise
+
+
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame, run_id: str) -> None:
+    """Append `frame`'s rows to `table` under `run_id`: DuckDB scans the frame through the Arrow
+    PyCapsule interface (no run_id column built per row, and no pyarrow, whose import alone took
+    0.1-0.2 s of a check)."""
+    from tracelab.frames import ArrowStream
+
+    con.register("chk_saved", ArrowStream(frame))
+    con.execute(f"INSERT INTO {table} (run_id, {', '.join(frame.columns)}) SELECT $run_id, * FROM chk_saved",
+                {"run_id": run_id})
+    con.unregister("chk_saved")
 
 
 def tool_overrides(suite: Suite) -> list[dict[str, Any]]:

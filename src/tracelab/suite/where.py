@@ -239,6 +239,7 @@ def where_flags(con: duckdb.DuckDBPyConnection, wheres: list[tuple[str, str]],
     """
     import polars as pl
 
+    from tracelab.frames import ArrowStream
     from tracelab.store import configure_connection, quote_identifier
 
     described = con.execute(load_sql("suite/where_columns")).fetchall()
@@ -256,7 +257,7 @@ def where_flags(con: duckdb.DuckDBPyConnection, wheres: list[tuple[str, str]],
         sandbox.execute("SET lock_configuration = true")
         table = ", ".join(f"{quote_identifier(name)} {types[name]}" for name in columns)
         sandbox.execute(f"CREATE TABLE episodes ({table})")
-        sandbox.register("where_rows", rows)
+        sandbox.register("where_rows", ArrowStream(rows))  # a frame registered as is goes through pyarrow
         sandbox.execute("INSERT INTO episodes SELECT * FROM where_rows")
         sandbox.unregister("where_rows")
         flags = ", ".join(f"coalesce({where_predicate(expr)}, false)" for _, expr in wheres)
