@@ -2,15 +2,16 @@
 -- effect overrides applied (docs/trace-format.md §3): exact name first, then the first matching glob
 -- in suite order, for calls and definitions alike.
 
--- chk_names: every tool name of the store (and of must_not_write) once, with its override
--- (NULL: none) and the store's registry effect (view calls.sql; NULL: none). Name patterns are
--- matched here, once per distinct name, never once per call: DuckDB compiles a pattern that is
--- not a constant for every row it meets.
+-- chk_names: every tool name of the selected runs (and of must_not_write) once, with its override
+-- (NULL: none) and the store's registry effect (view calls.sql; NULL: none): what chk_calls,
+-- chk_defs and the matchers look up (with `--since`, the new runs' names, not every stored
+-- call's and definition's). Name patterns are matched here, once per distinct name, never once
+-- per call: DuckDB compiles a pattern that is not a constant for every row it meets.
 CREATE OR REPLACE TEMP TABLE chk_names AS
 WITH names AS (
-    SELECT DISTINCT tool_name AS name FROM tool_calls WHERE tool_name IS NOT NULL
+    SELECT DISTINCT tool_name AS name FROM chk_calls_in WHERE tool_name IS NOT NULL
     UNION
-    SELECT DISTINCT name FROM tool_definitions
+    SELECT DISTINCT name FROM chk_defs_in
     UNION
     SELECT tool FROM p_must_not_write
 ), overrides AS (
