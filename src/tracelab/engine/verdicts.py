@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
 from tracelab.engine.columns import RESULT_COLUMNS
 from tracelab.engine.severity import OTHER_SEVERITY, PERMISSION_TYPES, SEVERITY
 from tracelab.suite.model import Case
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 STEP_IDX = pl.Int32
 """The dtype of `step_idx` in verdict frames (`check_results.step_idx` is an INTEGER)."""
@@ -284,34 +286,47 @@ def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, select
               units: pl.DataFrame, strict: bool, carried: tuple[int, int] = (0, 0)) -> CheckResult:
     """Case verdicts and summary counts (docs/suites.md §5) from a check's notable rows, the runs each
     case selected and each case's results: a (case, run) pair without a notable row passed every
-    result of the case."""
+    result of the case. The counts are one Polars query plan (`collect_all`): its parts run side by
+    side and share their scans (at 1M runs 0.20 s against 0.37 s one after another)."""
     failing = ~pl.col("passed") | ((pl.col("exercised") == "no") if strict else pl.lit(False))
-    per_run = runs_of_cases(notable.filter(failing), strict)
-    selected = dict(selection.group_by("case_id").len().iter_rows())
-    per_case = {row["case_id"]: row for row in per_run.group_by("case_id").agg(
-        failing=(~pl.col("ok")).sum(), permission=pl.col("permission").any(),
-    ).iter_rows(named=True)}
-    families = _permission_families(notable)
-    verdict_list = tuple(_case_verdict(case, selected.get(case.id, 0), per_case.get(case.id),
-                                       families.get(case.id, ())) for case in cases)
-    runs = selection["episode_id"].n_unique()
-    failing_runs = per_run.filter(~pl.col("ok"))["episode_id"].n_unique()
+    rows, selected_runs = notable.lazy(), selection.lazy()
+    per_run = runs_of_cases(rows.filter(failing), strict)
+    exercised = pl.col("exercised")
+    per_run_rows, selected, per_case, families, runs, failing_runs, counts = pl.collect_all([
+        per_run,
+        selected_runs.group_by("case_id").len(),
+        per_run.group_by("case_id").agg(failing=(~pl.col("ok")).sum(), permission=pl.col("permission").any()),
+        rows.filter(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES))
+        .select("case_id", "assertion_type").unique(),
+        selected_runs.select(pl.col("episode_id").n_unique()),
+        per_run.filter(~pl.col("ok")).select(pl.col("episode_id").n_unique()),
+        rows.select(failed=(~pl.col("passed")).sum(), no=(exercised == "no").sum(),
+                    unknown=(exercised == "unknown").sum()),
+    ])
+    selected_by_case = dict(selected.iter_rows())
+    per_case_by_id = {row["case_id"]: row for row in per_case.iter_rows(named=True)}
+    found: dict[str, set[str]] = {}
+    for case_id, kind in families.iter_rows():
+        found.setdefault(case_id, set()).add(kind)
+    verdict_list = tuple(_case_verdict(case, selected_by_case.get(case.id, 0), per_case_by_id.get(case.id),
+                                       tuple(k for k in PERMISSION_TYPES if k in found.get(case.id, ())))
+                         for case in cases)
     n_units = dict(units.group_by("case_id").len().iter_rows())
-    exercised = notable["exercised"]
+    total, failed_total = runs.item(), failing_runs.item()
     summary = Summary(
         cases=len(verdict_list),
         cases_passed=sum(case.passed for case in verdict_list),
-        runs=runs,
-        runs_passed=runs - failing_runs,
-        results=sum(count * n_units.get(case_id, 0) for case_id, count in selected.items()),
-        failed=int((~notable["passed"]).sum()),
-        not_exercised=int((exercised == "no").sum()),
-        unknown=int((exercised == "unknown").sum()),
+        runs=total,
+        runs_passed=total - failed_total,
+        results=sum(count * n_units.get(case_id, 0) for case_id, count in selected_by_case.items()),
+        failed=int(counts["failed"].item()),
+        not_exercised=int(counts["no"].item()),
+        unknown=int(counts["unknown"].item()),
     )
-    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run, strict, carried)
+    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run_rows, strict, carried)
 
 
-def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:
+def runs_of_cases(verdicts: FrameT, strict: bool = False) -> FrameT:
     """One row per (case, run) of the rows (all of them, or the notable ones): case_id, episode_id;
     `ok`, whether the run passed every result of the case (with `strict`, none of them
     `exercised = no` either); `permission`, whether it failed a permission result (docs/suites.md
@@ -324,15 +339,6 @@ def runs_of_cases(verdicts: pl.DataFrame, strict: bool = False) -> pl.DataFrame:
         permission=(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES)).any(),
         failed=(~pl.col("passed")).sum(),
     )
-
-
-def _permission_families(verdicts: pl.DataFrame) -> dict[str, tuple[str, ...]]:
-    """Per case, the permission types (`PERMISSION_TYPES`) that failed, in severity order."""
-    failed = verdicts.filter(~pl.col("passed") & pl.col("assertion_type").is_in(PERMISSION_TYPES))
-    found: dict[str, set[str]] = {}
-    for case_id, kind in failed.select("case_id", "assertion_type").unique().iter_rows():
-        found.setdefault(case_id, set()).add(kind)
-    return {case_id: tuple(k for k in PERMISSION_TYPES if k in kinds) for case_id, kinds in found.items()}
 
 
 def _case_verdict(case: Case, runs: int, counts: dict[str, Any] | None, families: tuple[str, ...]) -> CaseVerdict:
