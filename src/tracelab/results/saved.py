@@ -166,45 +166,46 @@ def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None
     import polars as pl
 
     kept = FAILING_RUNS_SAVED if failing_runs is None else failing_runs
-    verdicts = result.notable
-    failing = _failing(result)
-    per_case = {row["case_id"]: row for row in failing.group_by("case_id").agg(
-        runs_failed=pl.len(), failed=pl.col("failed").sum(), permission=pl.col("permission").any()
-    ).iter_rows(named=True)}
+    failing = _failing(result).lazy()
+    exercised = pl.col("exercised")
+    not_yes = result.notable.lazy().filter(~pl.col("passed") | (exercised != "yes"))
+    # one query plan: its parts run side by side (as in engine.verdicts.summarize)
+    per_case_rows, firsts, counts, reasons = pl.collect_all([
+        failing.group_by("case_id").agg(
+            runs_failed=pl.len(), failed=pl.col("failed").sum(), permission=pl.col("permission").any()),
+        # a case's first failing runs in the report's order (sql/view/report/failing_runs_saved.sql): among
+        # the first of those that crossed a permission boundary and of the others, by id (no sort of them all)
+        failing.group_by("case_id").agg(
+            crossed=pl.col("episode_id").filter(pl.col("permission")).bottom_k(kept),
+            others=pl.col("episode_id").filter(~pl.col("permission")).bottom_k(kept)),
+        not_yes.group_by("case_id", "assertion_id").agg(
+            failed=(~pl.col("passed")).sum().cast(pl.Int64), no=(exercised == "no").sum().cast(pl.Int64),
+            unknown=(exercised == "unknown").sum().cast(pl.Int64)),
+        not_yes.filter(exercised == "no")
+        .group_by("case_id", "assertion_id", "reason")
+        .agg(runs=pl.len().cast(pl.Int64), sample=pl.col("episode_id").sort().head(SAMPLE_RUNS))
+        .sort("case_id", "assertion_id", "runs", "reason", descending=[False, False, True, False], nulls_last=True)
+        .group_by("case_id", "assertion_id", maintain_order=True).head(REASONS_SAVED),
+    ])
+    per_case = {row["case_id"]: row for row in per_case_rows.iter_rows(named=True)}
     none = {"runs_failed": 0, "failed": 0, "permission": False}
     cases = pl.DataFrame(
         [(case.id, case.runs, case.runs - counts["runs_failed"], counts["failed"], bool(counts["permission"]))
          for case in result.cases if case.runs for counts in (per_case.get(case.id, none),)],
         schema={"case_id": pl.Utf8, "runs": pl.Int64, "runs_passed": pl.Int64, "failed": pl.Int64,
                 "permission": pl.Boolean}, orient="row")
-    # a case's first failing runs in the report's order (sql/view/report/failing_runs_saved.sql): among the
-    # first of those that crossed a permission boundary and of the others, by id (no sort of them all)
-    firsts = failing.group_by("case_id").agg(
-        crossed=pl.col("episode_id").filter(pl.col("permission")).bottom_k(kept),
-        others=pl.col("episode_id").filter(~pl.col("permission")).bottom_k(kept))
     shown = pl.concat([firsts.select("case_id", episode_id=column, permission=pl.lit(crossed)).explode("episode_id")
                        for column, crossed in (("crossed", True), ("others", False))]).drop_nulls("episode_id")
-    exercised = pl.col("exercised")
     # each assertion of a case with runs: as many results as the case selected runs
     runs = pl.DataFrame([(case.id, case.runs) for case in result.cases if case.runs],
                         schema={"case_id": pl.Utf8, "runs": pl.Int64}, orient="row")
     assertions = (result.units.join(runs, on="case_id", how="inner", maintain_order="left")
-                  .with_columns(pos=pl.col("runs").cum_sum() - pl.col("runs")))
-    not_yes = verdicts.filter(~pl.col("passed") | (exercised != "yes"))
-    counts = not_yes.group_by("case_id", "assertion_id").agg(
-        failed=(~pl.col("passed")).sum().cast(pl.Int64), no=(exercised == "no").sum().cast(pl.Int64),
-        unknown=(exercised == "unknown").sum().cast(pl.Int64))
-    assertions = (assertions.join(counts, on=["case_id", "assertion_id"], how="left", maintain_order="left")
+                  .with_columns(pos=pl.col("runs").cum_sum() - pl.col("runs"))
+                  .join(counts, on=["case_id", "assertion_id"], how="left", maintain_order="left")
                   .with_columns(pl.col("failed", "no", "unknown").fill_null(0))
                   .select("case_id", "assertion_id", "assertion_type", "pos", "runs",
                           passed=pl.col("runs") - pl.col("failed"),
                           yes=pl.col("runs") - pl.col("no") - pl.col("unknown"), no="no", unknown="unknown"))
-    reasons = (not_yes.filter(exercised == "no")
-               .group_by("case_id", "assertion_id", "reason")
-               .agg(runs=pl.len().cast(pl.Int64), sample=pl.col("episode_id").sort().head(SAMPLE_RUNS))
-               .sort("case_id", "assertion_id", "runs", "reason", descending=[False, False, True, False],
-                     nulls_last=True)
-               .group_by("case_id", "assertion_id", maintain_order=True).head(REASONS_SAVED))
     return {"check_failing_runs": shown, "check_cases": cases, "check_assertions": assertions,
             "check_reasons": reasons}
 
