@@ -59,7 +59,8 @@ def test_every_command_interrupted_exits_130_with_one_line(tmp_path, sample_stor
 def test_a_check_interrupted_while_saving_saves_nothing(tmp_path, sample_store, monkeypatch):
     store = tmp_path / "s.duckdb"
     shutil.copy(sample_store, store)
-    monkeypatch.setattr("tracelab.bulk_insert.insert_arrow", _interrupt(KeyboardInterrupt()))  # after check_runs' row
+    # after check_runs' row
+    monkeypatch.setattr("tracelab.results.check._insert_frame", _interrupt(KeyboardInterrupt()))
     code, out, err = run_cli("check", str(SUITE), "--store", str(store), "-o", str(tmp_path / "r.txt"))
     assert (code, out, err) == (130, "", "error: interrupted: the check stopped before it finished; no result "
                                          "of it was saved\n")
@@ -91,7 +92,7 @@ def test_a_signal_ends_a_real_process_with_130_and_one_line(tmp_path, sample_sto
     store = tmp_path / "s.duckdb"
     shutil.copy(sample_store, store)
     if where == "saving":  # Python code: inside check's transaction, after its first row
-        script = PAUSE.format(module="tracelab.bulk_insert", name="insert_arrow", sleep=True)
+        script = PAUSE.format(module="tracelab.results.check", name="_insert_frame", sleep=True)
         args = ["check", str(SUITE), "--store", str(store)]
     else:  # a query of about a minute: DuckDB stops it when the signal's handler raises
         script = PAUSE.format(module="tracelab.store", name="Store.sql", sleep=False).replace(
