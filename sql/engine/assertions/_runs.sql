@@ -1,5 +1,5 @@
 -- chk_runs: every run some checked case selects, once (after _selection.sql, _select_keys.sql).
 CREATE OR REPLACE TEMP TABLE chk_runs AS
-SELECT episode_id, tools_declared
+SELECT episode_id
 FROM episodes
 WHERE episode_id IN (SELECT episode_id FROM chk_sel)

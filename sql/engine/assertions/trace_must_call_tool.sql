@@ -25,11 +25,10 @@ r AS (
            coalesce(c.n, 0) AS n,
            coalesce(c.n, 0) >= p.min_calls
                AND (p.max_calls IS NULL OR coalesce(c.n, 0) <= p.max_calls) AS passed,
-           tool_availability_of(t.n_calls > 0, t.defined, u.tools_declared) AS availability
+           tool_availability_of(t.n_calls > 0, t.defined, s.tools_declared) AS availability
     FROM p_call_counts p
     JOIN p_matchers m ON m.matcher_id = p.matcher_id
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN counts c ON c.matcher_id = p.matcher_id AND c.episode_id = s.episode_id
     LEFT JOIN offered t ON t.matcher_id = p.matcher_id AND t.episode_id = s.episode_id
 ),
