@@ -8,7 +8,11 @@
 -- Too many calls: located at the step of the first call beyond max_calls (for must_not_call, the
 -- first call); too few: NULL, an absence is about the run as a whole.
 WITH counts AS (
-    SELECT matcher_id, episode_id, count(*) AS n FROM chk_hits GROUP BY ALL
+    -- of the counted matchers only (chk_hits holds every matcher's)
+    SELECT matcher_id, episode_id, count(*) AS n
+    FROM chk_hits
+    WHERE matcher_id IN (SELECT matcher_id FROM p_call_counts)
+    GROUP BY ALL
 ),
 offered AS (
     SELECT b.matcher_id, t.episode_id, sum(t.n_calls) AS n_calls, bool_or(t.defined) AS defined
