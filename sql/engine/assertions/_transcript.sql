@@ -18,8 +18,8 @@
 -- parsed. Its numbers, true and false are read only when a needle could occur in their rendered
 -- text ($scalars); a document with a backslash, or any document when $scalars, is read token by
 -- token as the view reads it (macros json_tokens and json_token_text of
--- sql/store/views/rules.sql): every token that is no string without a backslash is decoded, such
--- a string only when it matches $needles as stored.
+-- sql/store/views/rules.sql): a string token without a backslash is decoded only when it matches
+-- $needles as stored (its decoded text lies inside its stored text), every other token always.
 CREATE OR REPLACE TEMP TABLE chk_transcript AS
 WITH documents AS MATERIALIZED (
     -- read twice below, computed once (only the few documents kept are held)
