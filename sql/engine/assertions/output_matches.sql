@@ -4,7 +4,7 @@ WITH runs AS (
     SELECT p.unit_id, s.episode_id, p.pattern, p.negate, e.output
     FROM p_output_matches p
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN episodes e ON e.episode_id = s.episode_id
+    JOIN chk_episodes_in e ON e.episode_id = s.episode_id
 ),
 -- a pattern that is not a constant is compiled for every row it meets: each distinct (output,
 -- pattern) is matched once, since the runs of a case repeat their outputs
