@@ -50,9 +50,18 @@ args_ok AS (
     FROM arg_texts a
     LEFT JOIN matches m ON m.text = a.text AND m.pattern = a.pattern
     GROUP BY ALL
+),
+several AS (
+    SELECT matcher_id FROM p_matcher_branches GROUP BY matcher_id HAVING count(*) > 1
 )
--- a call two branches match counts once
+-- a call two branches match counts once: only a matcher of several branches (any_of) can match a
+-- call twice, so only its calls are made distinct (a DISTINCT over every call matched costs more)
+SELECT c.matcher_id, c.episode_id, c.call_index, c.call_step_idx
+FROM candidates c
+LEFT JOIN args_ok a USING (branch_id, episode_id, call_index)
+WHERE coalesce(a.ok, true) AND c.matcher_id NOT IN (SELECT matcher_id FROM several)
+UNION ALL
 SELECT DISTINCT c.matcher_id, c.episode_id, c.call_index, c.call_step_idx
 FROM candidates c
 LEFT JOIN args_ok a USING (branch_id, episode_id, call_index)
-WHERE coalesce(a.ok, true);
+WHERE coalesce(a.ok, true) AND c.matcher_id IN (SELECT matcher_id FROM several);

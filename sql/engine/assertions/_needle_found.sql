@@ -23,9 +23,15 @@ hits AS MATERIALIZED (
     FROM matched m
     JOIN chk_transcript h ON h.ltext = m.ltext
     GROUP BY m.lneedle, h.episode_id
+),
+-- then the cases of those runs (materialized: otherwise the planner pairs every selected run
+-- with each of its case's strings first, millions of rows, and only then looks for the hits)
+cased AS MATERIALIZED (
+    SELECT h.lneedle, h.pos, s.case_id, s.episode_id
+    FROM hits h
+    JOIN chk_sel s ON s.episode_id = h.episode_id
 )
-SELECT n.unit_id, s.episode_id, CASE WHEN min(h.pos) >= 0 THEN min(h.pos) END AS step_idx
-FROM hits h
-JOIN chk_sel s ON s.episode_id = h.episode_id
-JOIN needles n ON n.lneedle = h.lneedle AND n.case_id = s.case_id
-GROUP BY n.unit_id, s.episode_id;
+SELECT n.unit_id, c.episode_id, CASE WHEN min(c.pos) >= 0 THEN min(c.pos) END AS step_idx
+FROM cased c
+JOIN needles n ON n.lneedle = c.lneedle AND n.case_id = c.case_id
+GROUP BY n.unit_id, c.episode_id;

@@ -1,5 +1,3 @@
 -- chk_runs: every run some checked case selects, once (after _selection.sql, _select_keys.sql).
 CREATE OR REPLACE TEMP TABLE chk_runs AS
-SELECT episode_id, tools_declared
-FROM episodes
-WHERE episode_id IN (SELECT episode_id FROM chk_sel)
+SELECT DISTINCT episode_id FROM chk_sel

@@ -3,7 +3,7 @@
 -- chk_where_flags(episode_id, flags) holds the value of every `where` for each run a case with a
 -- `where` could select; matched.where_idx indexes flags.
 INSERT INTO chk_sel
-SELECT m.case_id, m.episode_id
+SELECT m.case_id, m.episode_id, m.tools_declared
 FROM chk_matched m
 LEFT JOIN chk_where_flags f ON f.episode_id = m.episode_id
 WHERE m.where_idx IS NULL OR f.flags[m.where_idx]

@@ -44,7 +44,7 @@ matched_combos AS (
       AND (s.model_re IS NULL OR m.value IS NOT NULL)
 ),
 matched AS (
-    SELECT m.selecting_case AS case_id, m.where_idx, e.episode_id
+    SELECT m.selecting_case AS case_id, m.where_idx, e.episode_id, e.tools_declared
     FROM matched_combos m
     JOIN chk_selectable e
       ON e.case_id IS NOT DISTINCT FROM m.case_id AND e.agent IS NOT DISTINCT FROM m.agent

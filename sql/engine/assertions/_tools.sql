@@ -58,10 +58,11 @@ LEFT JOIN chk_names o ON o.name = d.name;
 -- with the lowest position (override first).
 CREATE OR REPLACE TEMP TABLE chk_tools AS
 WITH asked AS (
+    -- a pair asked twice is kept twice: it is only looked up (semi-joins), never counted
     SELECT s.episode_id, p.tool AS name FROM p_tools_called p JOIN chk_sel s ON s.case_id = p.case_id
-    UNION SELECT s.episode_id, p.tool FROM p_writes p JOIN chk_sel s ON s.case_id = p.case_id
-    UNION SELECT s.episode_id, p.tool FROM p_must_not_write p JOIN chk_sel s ON s.case_id = p.case_id
-    UNION SELECT s.episode_id, n.name
+    UNION ALL SELECT s.episode_id, p.tool FROM p_writes p JOIN chk_sel s ON s.case_id = p.case_id
+    UNION ALL SELECT s.episode_id, p.tool FROM p_must_not_write p JOIN chk_sel s ON s.case_id = p.case_id
+    UNION ALL SELECT s.episode_id, n.name
     FROM p_call_counts p
     JOIN p_matcher_branches b ON b.matcher_id = p.matcher_id
     JOIN chk_branch_names n ON n.branch_id = b.branch_id

@@ -16,7 +16,9 @@ params AS (
     GROUP BY ALL
 ),
 calls AS (
-    SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.args::VARCHAR AS args, c.args_text
+    -- the recorded text only where it did not parse (tracelab.engine.args_valid.args_problem)
+    SELECT c.episode_id, c.call_index, c.call_step_idx, c.tool_name, c.args::VARCHAR AS args,
+           CASE WHEN c.args IS NULL THEN c.args_text END AS args_text
     FROM chk_calls_in c
     SEMI JOIN asked a ON a.episode_id = c.episode_id AND a.tool = c.tool_name
     WHERE c.tool_name IN (SELECT tool FROM p_args_valid)

@@ -8,12 +8,11 @@
 WITH r AS (
     SELECT p.unit_id, s.episode_id, p.tool,
            NOT coalesce(t.exec_write, false) AS passed, t.exec_write_step,
-           tool_availability_of(t.n_calls > 0, t.defined, u.tools_declared) AS availability,
+           tool_availability_of(t.n_calls > 0, t.defined, s.tools_declared) AS availability,
            coalesce(t.call_write, false) AS call_write,
            resolved_effect(o.override, t.def_effect, o.registry) AS effect
     FROM p_must_not_write p
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN chk_tools t ON t.episode_id = s.episode_id AND t.name = p.tool
     LEFT JOIN chk_names o ON o.name = p.tool
 )

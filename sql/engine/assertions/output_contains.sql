@@ -7,7 +7,7 @@ WITH r AS (
                          ELSE contains(e.output, p.value) END, false) AS found
     FROM p_output_contains p
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN episodes e ON e.episode_id = s.episode_id
+    JOIN chk_episodes_in e ON e.episode_id = s.episode_id
 )
 SELECT unit_id, episode_id, found <> negate AS passed,
        CASE WHEN negate AND output IS NULL THEN 'no' ELSE 'yes' END AS exercised,

@@ -4,7 +4,7 @@ WITH r AS (
            coalesce(list_contains(p.allowed, e.termination), false) AS passed
     FROM p_termination p
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN episodes e ON e.episode_id = s.episode_id
+    JOIN chk_episodes_in e ON e.episode_id = s.episode_id
 )
 SELECT unit_id, episode_id, passed, 'yes' AS exercised,
        CASE WHEN NOT passed THEN

@@ -21,11 +21,10 @@ blocked_defs AS (
     WHERE CASE WHEN p.exact THEN d.name = p.blocked ELSE contains(d.name, p.blocked) END
 ),
 r AS (
-    SELECT DISTINCT p.unit_id, s.episode_id, u.tools_declared,
+    SELECT DISTINCT p.unit_id, s.episode_id, s.tools_declared,
            b.tool, b.blocked, b.call_index, b.step_idx, d.unit_id IS NOT NULL AS offered
     FROM p_blocklist p
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN blocked_calls b ON b.unit_id = p.unit_id AND b.episode_id = s.episode_id
     LEFT JOIN blocked_defs d ON d.unit_id = p.unit_id AND d.episode_id = s.episode_id
 )

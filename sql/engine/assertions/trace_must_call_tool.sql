@@ -8,7 +8,11 @@
 -- Too many calls: located at the step of the first call beyond max_calls (for must_not_call, the
 -- first call); too few: NULL, an absence is about the run as a whole.
 WITH counts AS (
-    SELECT matcher_id, episode_id, count(*) AS n FROM chk_hits GROUP BY ALL
+    -- of the counted matchers only (chk_hits holds every matcher's)
+    SELECT matcher_id, episode_id, count(*) AS n
+    FROM chk_hits
+    WHERE matcher_id IN (SELECT matcher_id FROM p_call_counts)
+    GROUP BY ALL
 ),
 offered AS (
     SELECT b.matcher_id, t.episode_id, sum(t.n_calls) AS n_calls, bool_or(t.defined) AS defined
@@ -25,11 +29,10 @@ r AS (
            coalesce(c.n, 0) AS n,
            coalesce(c.n, 0) >= p.min_calls
                AND (p.max_calls IS NULL OR coalesce(c.n, 0) <= p.max_calls) AS passed,
-           tool_availability_of(t.n_calls > 0, t.defined, u.tools_declared) AS availability
+           tool_availability_of(t.n_calls > 0, t.defined, s.tools_declared) AS availability
     FROM p_call_counts p
     JOIN p_matchers m ON m.matcher_id = p.matcher_id
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN counts c ON c.matcher_id = p.matcher_id AND c.episode_id = s.episode_id
     LEFT JOIN offered t ON t.matcher_id = p.matcher_id AND t.episode_id = s.episode_id
 ),

@@ -29,27 +29,26 @@ undeclared AS (
     WHERE a.name IS NULL
     GROUP BY ALL
 ),
--- per run, its calls and definitions that are not `read` (few: most are), and whether one is a
--- write; a run without any has every call (definition) read-only
-call_effects AS (
-    SELECT episode_id, bool_or(effect = 'write') AS any_write
-    FROM chk_calls WHERE effect IS DISTINCT FROM 'read' GROUP BY episode_id
-),
-def_effects AS (
-    SELECT episode_id, bool_or(effect = 'write') AS any_write
-    FROM chk_defs WHERE effect IS DISTINCT FROM 'read' GROUP BY episode_id
+-- the runs with a call or a definition that is not `read` (only those are grouped: most calls
+-- and definitions are), and whether one is a write; a run without any has every call and
+-- definition read-only. Calls and definitions are grouped together: one join with the runs, not two.
+effects AS (
+    SELECT episode_id, bool_or(is_call AND effect = 'write') AS call_write,
+           bool_or(NOT is_call AND effect = 'write') AS def_write
+    FROM (SELECT episode_id, effect, true AS is_call FROM chk_calls WHERE effect IS DISTINCT FROM 'read'
+          UNION ALL
+          SELECT episode_id, effect, false FROM chk_defs WHERE effect IS DISTINCT FROM 'read')
+    GROUP BY episode_id
 ),
 r AS (
     SELECT p.unit_id, s.episode_id, w.tools, w.tools IS NULL AS passed, w.step_idx,
-           coalesce(c.any_write, false) OR (u.tools_declared AND coalesce(d.any_write, false))
+           coalesce(f.call_write, false) OR (s.tools_declared AND coalesce(f.def_write, false))
                AS writes_seen,
-           u.tools_declared AND d.episode_id IS NULL AND c.episode_id IS NULL AS read_only
+           s.tools_declared AND f.episode_id IS NULL AS read_only
     FROM p_undeclared_writes p
     JOIN chk_sel s ON s.case_id = p.case_id
-    JOIN chk_runs u ON u.episode_id = s.episode_id
     LEFT JOIN undeclared w ON w.case_id = p.case_id AND w.episode_id = s.episode_id
-    LEFT JOIN call_effects c ON c.episode_id = s.episode_id
-    LEFT JOIN def_effects d ON d.episode_id = s.episode_id
+    LEFT JOIN effects f ON f.episode_id = s.episode_id
 )
 SELECT unit_id, episode_id, passed,
        CASE WHEN NOT passed OR writes_seen THEN 'yes'

@@ -34,6 +34,9 @@ from tracelab.suite.where import where_flags
 _NUMBER_CHARACTERS = frozenset("0123456789.e+-")
 """A lowered needle made of these alone could occur in the text of a JSON number."""
 
+_BOOLEAN_TEXTS = ("true", "false")
+"""The rendered text of a JSON boolean."""
+
 def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
              cases: Iterable[str] | None = None, categories: Iterable[str] | None = None,
              strict: bool = False, since: datetime | None = None,
@@ -185,11 +188,18 @@ def _located(suite: Suite, case_id: str) -> str:
 
 
 def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -> None:
-    """Build chk_transcript: the fragments of the selected runs that can hold a needle."""
+    """Build chk_transcript: the fragments of the selected runs that can hold a needle.
+
+    `numeric`: some needle could occur in a JSON number's text; `scalars`: in a number's or a
+    boolean's rendered text (no other needle can, so a data document's scalars are left unread).
+    """
     lowered = [needle for family in needles.values() for needle in family]
     numeric = any(set(needle) <= _NUMBER_CHARACTERS for needle in lowered)
+    scalars = numeric or any(needle in text for needle in lowered for text in _BOOLEAN_TEXTS)
+    pattern = prefilter_re2(lowered, lower_moved())
     run_script(con, "engine/assertions/_transcript",
-               {"needles": prefilter_re2(lowered, lower_moved()), "numeric": numeric})
+               {"needles": pattern, "doc_needles": rf"\\|{pattern}", "numeric": numeric,
+                "scalars": scalars})
 
 
 COPIED_SHARE = 0.5
