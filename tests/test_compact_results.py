@@ -2,6 +2,8 @@
 result, check_exceptions holds the others, and a store written row by row is moved over intact."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import duckdb
 import polars as pl
 
@@ -102,7 +104,8 @@ def test_an_earlier_store_read_as_it_is_still_gives_its_rows(tmp_path):
         episode = failing["episode_id"][0]
         assert saved_failures(con, run.run_id, [episode]).height == failing.filter(
             pl.col("episode_id") == episode).height
-        carried = saved_rows(con, run.run_id, [case.id for case in run.result.cases])
+        # nothing ingested since now: every run of it is kept
+        carried = saved_rows(con, run.run_id, [case.id for case in run.result.cases], datetime.now(timezone.utc))
         assert _sorted(carried.notable).equals(_sorted(run.result.notable))
         keys = ["case_id", "episode_id"]
         assert carried.selection.sort(keys).equals(run.result.selection.sort(keys))

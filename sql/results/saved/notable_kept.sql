@@ -5,3 +5,4 @@ FROM check_exceptions x
 WHERE x.run_id = $source AND ($cases IS NULL OR list_contains($cases, x.case_id))
   AND list_contains((SELECT cases FROM check_runs WHERE run_id = $run), x.case_id)
   AND check_kept($run, $depth, x.episode_id)  -- qualified: the macro's subquery has an episode_id too
+  AND ($since IS NULL OR x.episode_id NOT IN (SELECT episode_id FROM episodes WHERE ingested_at > $since))

@@ -69,7 +69,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, suite: Suite, *,
             selection = _fetch(con, "SELECT case_id, episode_id FROM chk_sel")
             kept = (0, 0)
             if carried is not None:
-                notable, selection, kept = carried().merged(con, since, notable, selection)
+                notable, selection, kept = carried().merged(notable, selection)
         finally:
             con.execute(load_sql("engine/assertions/_cleanup"))
     return summarize(suite.name, chosen, notable, selection, result_units(plan), strict, carried=kept)
@@ -84,22 +84,20 @@ def result_units(plan: Plan) -> pl.DataFrame:
 
 @dataclass(frozen=True)
 class Carried:
-    """What an earlier check of the same suite found (`check --since`): its notable rows
-    (`CheckResult.notable`) and the runs each case selected (`CheckResult.selection`)."""
+    """What an earlier check of the same suite found (`check --since`) for the runs not (re-)ingested
+    since it started: its notable rows (`CheckResult.notable`) and the runs each case selected
+    (`CheckResult.selection`)."""
 
     notable: pl.DataFrame
     selection: pl.DataFrame
 
-    def merged(self, con: duckdb.DuckDBPyConnection, since: datetime | None, notable: pl.DataFrame,
-               selection: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, tuple[int, int]]:
-        """Its rows and selection of the runs not (re-)ingested since, then the fresh ones; and how
-        many of each it kept (`CheckResult.carried`)."""
-        renewed = renewed_runs(con, since).implode()
-        kept = (self.notable.filter(~pl.col("episode_id").is_in(renewed)),
-                self.selection.filter(~pl.col("episode_id").is_in(renewed)))
-        return (pl.concat([kept[0].select(notable.columns).cast(notable.schema), notable]),
-                pl.concat([kept[1].select(selection.columns).cast(selection.schema), selection]),
-                (kept[0].height, kept[1].height))
+    def merged(self, notable: pl.DataFrame, selection: pl.DataFrame
+               ) -> tuple[pl.DataFrame, pl.DataFrame, tuple[int, int]]:
+        """Its rows and selection, then the fresh ones (of the runs ingested since: none of its own);
+        and how many of each it kept (`CheckResult.carried`)."""
+        return (pl.concat([self.notable.select(notable.columns).cast(notable.schema), notable]),
+                pl.concat([self.selection.select(selection.columns).cast(selection.schema), selection]),
+                (self.notable.height, self.selection.height))
 
 
 def renewed_runs(con: duckdb.DuckDBPyConnection, since: datetime | None) -> pl.Series:

@@ -113,7 +113,7 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
     try:
-        with check_memory(store.con), read_ahead(store, since, chosen) as carried:
+        with check_memory(store.con), read_ahead(store, since, chosen, watermark) as carried:
             result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
                               since=watermark, carried=carried)
             elapsed_ms = round((time.perf_counter() - clock) * 1000)
@@ -181,14 +181,14 @@ def previous_run(store: Store, suite: Suite, run_id: str, chosen: tuple[Case, ..
 
 
 @contextmanager
-def read_ahead(store: Store, run_id: str | None, chosen: tuple[Case, ...]
+def read_ahead(store: Store, run_id: str | None, chosen: tuple[Case, ...], watermark: datetime | None
                ) -> Iterator[Callable[[], Carried] | None]:
-    """What saved check `run_id` found for the chosen cases (`check --since`; None without one),
-    read on a cursor of its own in a thread while the block runs: the check's selection and family
-    statements over the new runs leave a CPU mostly idle (at 1M + 10k runs, reading the earlier
-    check's 2.4M rows took 0.47 s before them). The function returned waits for the rows; leaving
-    the block early (an error, Ctrl-C) interrupts the read."""
-    if run_id is None:
+    """What saved check `run_id` found for the chosen cases and the runs not (re-)ingested after
+    `watermark` (`check --since`; None without one), read on a cursor of its own in a thread while
+    the block runs: the check's selection and family statements over the new runs leave a CPU mostly
+    idle (at 1M + 10k runs, reading the earlier check's 2.4M rows took 0.47 s before them). The
+    function returned waits for the rows; leaving the block early (an error, Ctrl-C) interrupts the read."""
+    if run_id is None or watermark is None:
         yield None
         return
     from concurrent.futures import ThreadPoolExecutor
@@ -198,7 +198,7 @@ def read_ahead(store: Store, run_id: str | None, chosen: tuple[Case, ...]
     cursor = store.con.cursor()
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            future = pool.submit(saved_rows, cursor, run_id, [case.id for case in chosen])
+            future = pool.submit(saved_rows, cursor, run_id, [case.id for case in chosen], watermark)
             try:
                 yield future.result
             finally:

@@ -22,6 +22,8 @@ from tracelab.errors import UsageError
 from tracelab.sqlfiles import load_sql
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import duckdb
     import polars as pl
 
@@ -86,10 +88,11 @@ def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
     return SavedResult(notable, units, cases, runs_of_cases(notable), selection["episode_id"].n_unique())
 
 
-def saved_results(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str] | None = None
-                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def saved_results(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str] | None = None,
+                  since: datetime | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Saved check `run_id`'s notable rows, selection and units (as `CheckResult` holds them), of the
-    cases `case_ids` (None: all): from the store's check_exceptions, check_selected and
+    cases `case_ids` (None: all) and, with `since`, of the runs not (re-)ingested after it (what
+    `check --since` keeps): from the store's check_exceptions, check_selected and
     check_assertions (sql/results/saved/), or, where check_results is stored row by row
     (`compact_results`), from its rows as scanned: a Parquet store's check_results (a view over
     check_results/, `check --engine spark`) has no rowid, and a check wrote them by assertion."""
@@ -101,30 +104,32 @@ def saved_results(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[st
         # each check of the chain in turn (a `check --since` run: the rows it keeps, then its own)
         chain = (con.execute(load_sql("results/saved/chain"), {"run": run_id}).fetchall()
                  if _has_table(con, "check_carried") else [(run_id, 0)])
-        notable = pl.concat([_written(con, "notable", run_id, case_ids, source, depth) for source, depth in chain],
-                            how="vertical_relaxed").cast(RESULT_SCHEMA)
-        selection = pl.concat([_written(con, "selected", run_id, case_ids, source, depth) for source, depth in chain],
-                              how="vertical_relaxed")
+        notable = pl.concat([_written(con, "notable", run_id, case_ids, since, source, depth)
+                             for source, depth in chain], how="vertical_relaxed").cast(RESULT_SCHEMA)
+        selection = pl.concat([_written(con, "selected", run_id, case_ids, since, source, depth)
+                               for source, depth in chain], how="vertical_relaxed")
         units = pl.DataFrame(con.sql(load_sql("results/saved/units"), params={"run": run_id}))
         if case_ids is not None:
             units = units.filter(pl.col("case_id").is_in(case_ids))
         return notable, selection, units
     return compact(pl.DataFrame(con.sql(
         f"SELECT {result_columns(con)} FROM check_results "
-        "WHERE run_id = $run AND ($cases IS NULL OR list_contains($cases, case_id))",
-        params={"run": run_id, "cases": case_ids})))
+        "WHERE run_id = $run AND ($cases IS NULL OR list_contains($cases, case_id)) AND ($since IS NULL OR "
+        "episode_id NOT IN (SELECT episode_id FROM episodes WHERE ingested_at > $since))",
+        params={"run": run_id, "cases": case_ids, "since": since})))
 
 
-def _written(con: duckdb.DuckDBPyConnection, name: str, run_id: str, case_ids: list[str] | None, source: str,
-             depth: int) -> pl.DataFrame:
+def _written(con: duckdb.DuckDBPyConnection, name: str, run_id: str, case_ids: list[str] | None,
+             since: datetime | None, source: str, depth: int) -> pl.DataFrame:
     """The rows of sql/results/saved/<name>.sql that check `source` wrote, `depth` steps up the chain
     of check `run_id`: all of them at depth 0, else those `run_id` keeps (<name>_kept.sql)."""
     import polars as pl
 
+    params = {"source": source, "cases": case_ids, "since": since}
     if depth == 0:
-        return pl.DataFrame(con.sql(load_sql(f"results/saved/{name}"), params={"source": source, "cases": case_ids}))
-    return pl.DataFrame(con.sql(load_sql(f"results/saved/{name}_kept"),
-                                params={"source": source, "cases": case_ids, "run": run_id, "depth": depth}))
+        return pl.DataFrame(con.sql(load_sql(f"results/saved/{name}"), params=params))
+    return pl.DataFrame(con.sql(load_sql(f"results/saved/{name}_kept"), params={**params, "run": run_id,
+                                                                                 "depth": depth}))
 
 
 def compact_results(con: duckdb.DuckDBPyConnection) -> bool:
@@ -144,11 +149,12 @@ def notable_results(con: duckdb.DuckDBPyConnection) -> str:
     return "check_notable_results" if _has_table(con, "check_carried") else "check_exceptions"
 
 
-def saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str]) -> Carried:
-    """What saved check `run_id` found for these cases (`check --since` carries it over)."""
+def saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str], since: datetime) -> Carried:
+    """What saved check `run_id` found for these cases and the runs not (re-)ingested after `since`
+    (`check --since` carries it over)."""
     from tracelab.engine.evaluate import Carried
 
-    notable, selection, _ = saved_results(con, run_id, case_ids)
+    notable, selection, _ = saved_results(con, run_id, case_ids, since)
     return Carried(notable, selection)
 
 
