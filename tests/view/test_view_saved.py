@@ -95,7 +95,7 @@ def test_the_report_reads_what_check_saved(saved, tmp_path):
 def test_rows_computed_from_check_results_are_those_check_saved(saved):
     # the report of a check saved without them computes them as check did (`view_rows`), from its
     # results read back in the order written
-    from tracelab.results.saved import read_result, runs_failed, view_rows
+    from tracelab.results.saved import read_result, view_rows
     from tracelab.store import open_store
 
     store, run_id, _ = saved
@@ -108,7 +108,7 @@ def test_rows_computed_from_check_results_are_those_check_saved(saved):
                                       [run_id]).fetchall()
             assert frame.sort(frame.columns).rows() == want, table
         assert opened.con.execute("SELECT runs, runs_failed FROM check_runs WHERE run_id = ?", [run_id]).fetchall() == [
-            (result.runs, runs_failed(result))]
+            (result.runs, result.runs_failed)]
     assert computed["check_assertions"].height > 0 and computed["check_reasons"].height > 0
 
 

@@ -118,6 +118,7 @@ class CheckResult:
         strict: whether a run with an `exercised = no` row counted as failed.
         carried: how many of the first notable rows and of the first selection rows an earlier
             check found (`check --since`): (0, 0) for a full check.
+        runs_failed: the runs that failed a result of a case selecting them (`check_runs.runs_failed`).
     """
 
     suite: str
@@ -129,6 +130,7 @@ class CheckResult:
     per_run: pl.DataFrame
     strict: bool = False
     carried: tuple[int, int] = (0, 0)
+    runs_failed: int = 0
 
     @cached_property
     def verdicts(self) -> pl.DataFrame:
@@ -292,7 +294,7 @@ def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, select
     rows, selected_runs = notable.lazy(), selection.lazy()
     per_run = runs_of_cases(rows.filter(failing), strict)
     exercised = pl.col("exercised")
-    per_run_rows, selected, per_case, families, runs, failing_runs, counts = pl.collect_all([
+    per_run_rows, selected, per_case, families, runs, failing_runs, runs_failed, counts = pl.collect_all([
         per_run,
         selected_runs.group_by("case_id").len(),
         per_run.group_by("case_id").agg(failing=(~pl.col("ok")).sum(), permission=pl.col("permission").any()),
@@ -300,6 +302,7 @@ def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, select
         .select("case_id", "assertion_type").unique(),
         selected_runs.select(pl.col("episode_id").n_unique()),
         per_run.filter(~pl.col("ok")).select(pl.col("episode_id").n_unique()),
+        per_run.filter(pl.col("failed") > 0).select(pl.col("episode_id").n_unique()),
         rows.select(failed=(~pl.col("passed")).sum(), no=(exercised == "no").sum(),
                     unknown=(exercised == "unknown").sum()),
     ])
@@ -323,7 +326,8 @@ def summarize(suite: str, cases: tuple[Case, ...], notable: pl.DataFrame, select
         not_exercised=int(counts["no"].item()),
         unknown=int(counts["unknown"].item()),
     )
-    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run_rows, strict, carried)
+    return CheckResult(suite, notable, selection, units, verdict_list, summary, per_run_rows, strict, carried,
+                       runs_failed.item())
 
 
 def runs_of_cases(verdicts: FrameT, strict: bool = False) -> FrameT:

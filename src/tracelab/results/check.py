@@ -214,7 +214,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con.begin()
     try:
 
-        from tracelab.results.saved import runs_failed, view_rows
+        from tracelab.results.saved import view_rows
         from tracelab.sqlfiles import run_script
 
         rows = view_rows(result)  # what `tracelab view` reads
@@ -223,7 +223,7 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                     [run_id, suite.name, suite.sha256, started, elapsed_ms,
                      [case.id for case in result.cases], since,
                      [case.id for case in result.cases if not case.passed], result.summary.runs,
-                     runs_failed(result),
+                     result.runs_failed,
                      tool_overrides(suite)])
         # the rows that are not plain passes, and the runs each case selected: check_results lists
         # them with the plain passes. Those an earlier check found (`--since`) are kept by reference

@@ -76,6 +76,8 @@ class SavedResult:
     """`runs_of_cases` of the notable rows, as `CheckResult.per_run`."""
     runs: int
     """The distinct runs with results (`Summary.runs`)."""
+    runs_failed: int
+    """Of those, the runs that failed a result of a case selecting them (`CheckResult.runs_failed`)."""
 
 
 def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
@@ -85,7 +87,9 @@ def read_result(con: duckdb.DuckDBPyConnection, run_id: str) -> SavedResult:
     notable, selection, units = saved_results(con, run_id)
     cases = tuple(CaseRuns(case_id, runs) for case_id, runs in selection.group_by("case_id", maintain_order=True)
                   .len().iter_rows())
-    return SavedResult(notable, units, cases, runs_of_cases(notable), selection["episode_id"].n_unique())
+    per_run = runs_of_cases(notable)
+    return SavedResult(notable, units, cases, per_run, selection["episode_id"].n_unique(),
+                       _failing(per_run)["episode_id"].n_unique())
 
 
 def saved_results(con: duckdb.DuckDBPyConnection, run_id: str, case_ids: list[str] | None = None,
@@ -172,7 +176,7 @@ def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None
     import polars as pl
 
     kept = FAILING_RUNS_SAVED if failing_runs is None else failing_runs
-    failing = _failing(result).lazy()
+    failing = _failing(result.per_run).lazy()
     exercised = pl.col("exercised")
     not_yes = result.notable.lazy().filter(~pl.col("passed") | (exercised != "yes"))
     # one query plan: its parts run side by side (as in engine.verdicts.summarize)
@@ -216,17 +220,12 @@ def view_rows(result: CheckResult | SavedResult, failing_runs: int | None = None
             "check_reasons": reasons}
 
 
-def runs_failed(result: CheckResult | SavedResult) -> int:
-    """How many runs failed a result of a case selecting them (`check_runs.runs_failed`)."""
-    return int(_failing(result)["episode_id"].n_unique())
-
-
-def _failing(result: CheckResult | SavedResult) -> pl.DataFrame:
-    """The (case, run) pairs with a failed result: how many, and whether one crossed a permission
-    boundary (of `per_run`)."""
+def _failing(per_run: pl.DataFrame) -> pl.DataFrame:
+    """The (case, run) pairs of `per_run` (`runs_of_cases`) with a failed result: how many, and
+    whether one crossed a permission boundary."""
     import polars as pl
 
-    return result.per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
+    return per_run.filter(pl.col("failed") > 0).select("case_id", "episode_id", "failed", "permission")
 
 
 def has_view_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
@@ -296,4 +295,4 @@ def resolve_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> tuple[str
 
 __all__ = ["FAILING_RUNS_SAVED", "RESULT_COLUMNS", "VIEW_TABLES", "CaseRuns", "SavedResult", "compact_results",
            "failed_cases", "has_saved_checks", "has_view_rows", "notable_results", "read_result", "resolve_run",
-           "result_columns", "runs_failed", "saved_results", "saved_rows", "view_rows"]
+           "result_columns", "saved_results", "saved_rows", "view_rows"]

@@ -91,8 +91,6 @@ class AggregatedResult(CheckResult):
     rows: str = "none"
     view_rows: dict[str, pl.DataFrame] | None = None
     """The rows `tracelab view` reads (`results.saved.view_rows`)."""
-    runs_failed: int = 0
-    """Runs that failed a result of a case selecting them (`check_runs.runs_failed`)."""
 
     def failed_assertions(self, examples: int | None = EXAMPLES) -> list[FailedAssertion]:
         if examples == EXAMPLES:

@@ -196,13 +196,13 @@ def _saved_rows(con: duckdb.DuckDBPyConnection, run_id: str, max_runs: int) -> I
     import polars as pl
 
     from tracelab.frames import ArrowStream
-    from tracelab.results.saved import read_result, runs_failed, view_rows
+    from tracelab.results.saved import read_result, view_rows
 
     result = read_result(con, run_id)
     frames = {table: frame.with_columns(run_id=pl.lit(run_id))
               for table, frame in view_rows(result, failing_runs=max_runs).items()}
     frames["check_runs"] = pl.DataFrame({"run_id": [run_id], "runs": [result.runs],
-                                         "runs_failed": [runs_failed(result)]})
+                                         "runs_failed": [result.runs_failed]})
     try:
         for table, frame in frames.items():
             con.register(table, ArrowStream(frame))
