@@ -118,7 +118,6 @@ def main() -> None:
                            stdout=subprocess.DEVNULL)
     store_path = copied_store(source, WORK / "check-profile.duckdb")
 
-    import tracelab.bulk_insert as bulk_insert
     import tracelab.engine.evaluate as evaluate
     import tracelab.results.check as check_module
     import tracelab.results.saved as saved
@@ -126,7 +125,7 @@ def main() -> None:
 
     clock = Clock()
     evaluate._fetch = clock.wrap("python: fetch rows (_fetch)", evaluate._fetch)
-    check_module.previous_run = clock.wrap("the earlier check's rows (previous_run)", check_module.previous_run)
+    check_module.previous_run = clock.wrap("the earlier check's run (previous_run)", check_module.previous_run)
     evaluate._named = clock.wrap("python: name the rows (_named)", evaluate._named)
     evaluate.summarize = clock.wrap("python: case verdicts (summarize)", evaluate.summarize)
     evaluate._select = clock.wrap("select runs (_select)", evaluate._select)
@@ -134,8 +133,7 @@ def main() -> None:
     evaluate.validate_calls = clock.wrap("python: args_valid schemas", evaluate.validate_calls)
     check_module._save = clock.wrap("save (_save)", check_module._save)
     saved.view_rows = clock.wrap("python: view rows (view_rows)", saved.view_rows)
-    saved.runs_failed = clock.wrap("python: runs_failed", saved.runs_failed)
-    bulk_insert.insert_arrow = clock.wrap("insert rows (insert_arrow)", bulk_insert.insert_arrow)
+    check_module._insert_frame = clock.wrap("insert rows (_insert_frame)", check_module._insert_frame)
 
     wall, cpu, main_cpu = time.perf_counter(), process_cpu(), time.thread_time()
     store = clock.timed("open the store", open_store, store_path)
