@@ -213,7 +213,6 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con = store.con
     con.begin()
     try:
-
         from tracelab.results.saved import view_rows
         from tracelab.sqlfiles import run_script
 
