@@ -1,6 +1,6 @@
 """`check --engine spark` reports from its tasks' summaries, and writes files of a target size (issue 28).
 
-The driver merges per-task summaries (tracelab.spark.summaries) and reads only the verdict rows
+The driver merges per-task summaries (tracelab.results.summaries) and reads only the verdict rows
 the chosen output lists: the text report, JSON, JUnit and the rows `view` reads must still be the
 DuckDB engine's, byte for byte up to ids and times. The ingest writes each bucket's rows into
 files of `--target-file-size`, not one per chunk.

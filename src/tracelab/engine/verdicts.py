@@ -241,7 +241,7 @@ def failed_assertions(verdicts: pl.DataFrame, case_order: list[str], examples: i
             for g in groups.iter_rows(named=True)]
 
 
-def _same_writes(failed: pl.DataFrame) -> pl.DataFrame:
+def _same_writes(failed: FrameT) -> FrameT:
     """(case_id, assertion_id, episode_id, also): a `must_not_write[i]` and an `undeclared_writes`
     failure of one run located at the same step, each naming the other in `also` (when several
     `must_not_write` entries name that step, the first of them)."""

@@ -74,7 +74,8 @@ def refuse_findings(suite: Suite) -> None:
 
 def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           cases: list[str] | None = None, categories: list[str] | None = None, strict: bool = False,
-          allow_ineffective: bool = False, save: bool = True, since: str | None = None) -> CheckRun:
+          allow_ineffective: bool = False, save: bool = True, since: str | None = None,
+          rows: str = "all") -> CheckRun:
     """Check a suite against every stored run it selects.
 
     Args:
@@ -87,6 +88,11 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
         save: write `check_runs` / `check_results` (never on a read-only store).
         since: the run id of an earlier saved check of the same suite: evaluate only the runs
             ingested after it started and keep its verdicts for the others (`--since`).
+        rows: the verdict rows the result must hold, as `check --engine spark` takes it: "all"
+            (`CheckRun.verdicts` lists every one), or "none" (what the text report reads: counts,
+            case verdicts, failing assertions with their first examples). A full check has every
+            row at hand either way; with `since` and "none", the earlier check's rows are not read
+            where its saved summaries can be continued (`results.summaries.saved_summaries`).
 
     Raises:
         SuiteError: an invalid, ineffective or contradictory suite.
@@ -96,11 +102,14 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     """
     from tracelab.store import Store, open_store
 
+    if rows not in ("none", "all"):
+        raise ValueError(f"rows={rows!r}: none or all")
     if not isinstance(store, Store):
         with open_store(store, read_only=not save, create=False) as opened:
             return check(opened, suite_path, cases=cases, categories=categories, strict=strict,
-                         allow_ineffective=allow_ineffective, save=save, since=since)
+                         allow_ineffective=allow_ineffective, save=save, since=since, rows=rows)
     from tracelab.engine.evaluate import choose_cases, evaluate
+    from tracelab.results.summaries import continued, saved_summaries
     from tracelab.suite import load_suite
 
     started = datetime.now(timezone.utc)
@@ -110,12 +119,16 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     if not allow_ineffective:
         refuse_findings(suite)
     watermark = None if since is None else previous_run(store, suite, since, chosen)
+    kept = (saved_summaries(store.con, since, chosen, strict, watermark)
+            if since is not None and watermark is not None and rows == "none" else None)
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
     try:
-        with check_memory(store.con), read_ahead(store, since, chosen, watermark) as carried:
+        with check_memory(store.con), read_ahead(store, None if kept else since, chosen, watermark) as carried:
             result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
                               since=watermark, carried=carried)
+            if kept is not None:  # the earlier check's summaries and the new runs': none of its rows read
+                result = continued(result, kept, chosen)
             elapsed_ms = round((time.perf_counter() - clock) * 1000)
             if saved:
                 _save(store, suite, result, run_id, started, elapsed_ms, since, watermark)  # one transaction
@@ -214,9 +227,24 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
     con.begin()
     try:
         from tracelab.results.saved import view_rows
+        from tracelab.results.summaries import AggregatedResult, save_summaries, summaries_of, view_rows_of
         from tracelab.sqlfiles import run_script
 
-        rows = view_rows(result)  # what `tracelab view` reads
+        # the rows that are not plain passes, and the runs each case selected: check_results lists
+        # them with the plain passes. Those an earlier check found (`--since`) are kept by reference
+        # to it; the fresh ones are saved from the frames, as are the rows `view` reads and the
+        # summaries a later `--since` continues from.
+        if isinstance(result, AggregatedResult) and result.fresh is not None:
+            # `--since` merged from the earlier check's summaries (summaries.continued)
+            notable, selection = result.fresh
+            rows, summaries = result.view_rows or {}, result.summaries
+        else:
+            kept_notable, kept_selection = result.carried
+            notable, selection = result.notable.slice(kept_notable), result.selection.slice(kept_selection)
+            # the parts of kept rows are known only where they are of one check (summaries_of)
+            summaries = summaries_of(result) if since is None or not _chained(con, since) else None
+            # what `tracelab view` reads: from the summaries where there are some
+            rows = view_rows(result) if summaries is None else view_rows_of(result, summaries)
         con.execute("INSERT INTO check_runs (run_id, suite, suite_sha256, started_at, elapsed_ms, cases, "
                     "since_run, failed_cases, runs, runs_failed, tools) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, suite.name, suite.sha256, started, elapsed_ms,
@@ -224,21 +252,24 @@ def _save(store: Store, suite: Suite, result: CheckResult, run_id: str, started:
                      [case.id for case in result.cases if not case.passed], result.summary.runs,
                      result.runs_failed,
                      tool_overrides(suite)])
-        # the rows that are not plain passes, and the runs each case selected: check_results lists
-        # them with the plain passes. Those an earlier check found (`--since`) are kept by reference
-        # to it; the fresh ones are saved from the frames, as are the rows `view` reads.
-        kept_notable, kept_selection = result.carried
         if since is not None:
             run_script(con, "results/save/carried", {"run_id": run_id, "previous": since, "since": watermark})
-        for table, frame in (("check_exceptions", result.notable.slice(kept_notable)),
-                             ("check_selected", result.selection.slice(kept_selection)), *rows.items()):
+        for table, frame in (("check_exceptions", notable), ("check_selected", selection), *rows.items()):
             _insert_frame(con, table, frame, run_id)
+        if summaries is not None:
+            save_summaries(con, run_id, result.strict, summaries)
         con.commit()
     except BaseException:
         # rolled back first: in a transaction an interrupt aborted, unregistering would raise instead
         con.rollback()
         con.unregister("chk_saved")
         raise
+
+
+def _chained(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
+    """Whether saved check `run_id` kept rows of an earlier check (a `check --since` run)."""
+    return bool(con.execute("SELECT count(*) FROM check_carried WHERE run_id = ? AND depth > 0",
+                            [run_id]).fetchall()[0][0])
 
 
 def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame, run_id: str) -> None:

@@ -10,7 +10,7 @@ failing runs, per assertion, the reasons results were not exercised; `check_runs
 so that the report reads a few hundred rows rather than grouping every result again. A check
 saved before they existed has none (`runs` is NULL): the report then computes them the same way
 (`view_rows`), from its check_results read back (`read_result`). `check --engine spark` saves them
-too, aggregated by its tasks (tracelab.spark.summaries), as Delta tables the store reads as views.
+too, aggregated by its tasks (tracelab.results.summaries), as Delta tables the store reads as views.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ work and moves Arrow batches.
 - check / cover: one task per group of `ep_bucket` partitions of the runs opens the Delta store
   restricted to them (`open_store(..., buckets=...)`), evaluates the compiled suite
   (`tracelab.engine.evaluate`), writes its `check_results` files and sums its verdicts
-  (`tracelab.spark.summaries`); the driver adds up the sums into the case verdicts, summary
+  (`tracelab.results.summaries`); the driver adds up the sums into the case verdicts, summary
   counts, failing assertions and the rows `view` reads, and reads only the verdict rows the
   report lists (`rows`).
 - ingest: the files, in path order, are cut into contiguous chunks; each task ingests one chunk
@@ -171,7 +171,7 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
           master: str | None = None, rows: str = "all", target_file_size: int = TARGET_FILE_SIZE) -> CheckRun:
     """`tracelab.results.check.check` over a Delta store, evaluated on Spark; same verdicts and summaries.
 
-    The tasks summarise their verdicts (`tracelab.spark.summaries`); the driver merges those
+    The tasks summarise their verdicts (`tracelab.results.summaries`); the driver merges those
     summaries and reads only the verdict rows the output lists (`rows`): "none" (the text report,
     a benchmark: the case verdicts, summary counts and first `EXAMPLES` failing runs of each
     failing assertion come with the summaries), "reported" (the failures and not-exercised rows:
@@ -184,7 +184,7 @@ def check(store: str | os.PathLike[str], suite_path: str | os.PathLike[str], *,
     from tracelab.engine.evaluate import choose_cases
     from tracelab.engine.verdicts import build_result
     from tracelab.results.check import CheckRun, refuse_findings
-    from tracelab.spark.summaries import merge
+    from tracelab.results.summaries import merge
     from tracelab.spark.tasks import CheckTask
     from tracelab.suite import load_suite
 

@@ -420,7 +420,7 @@ def check_buckets(batches: Iterable[pa.RecordBatch], job: CheckTask) -> Iterable
 
     import pyarrow as pa
 
-    from tracelab.spark.summaries import partials
+    from tracelab.results.summaries import partials
 
     schema = check_task_schema()
     for batch in batches:
@@ -430,7 +430,7 @@ def check_buckets(batches: Iterable[pa.RecordBatch], job: CheckTask) -> Iterable
             parts = _write_results(job, int(task), verdicts) if job.save else []
             listed = _write_rows(job, int(task), verdicts)
             out: dict[str, list[Any]] = {"task": [], "kind": [], "data": []}
-            for kind, frame in partials(verdicts, job.strict).items():
+            for kind, frame in partials(*_compact(verdicts), job.strict).items():
                 out["task"].append(int(task))
                 out["kind"].append(kind)
                 out["data"].append(_ipc(frame))
@@ -501,6 +501,14 @@ def _verdicts(job: CheckTask, mine: list[int]) -> tuple[Any, int]:
                           selection.filter(~pl.col("episode_id").is_in(renewed)), found).select(VERDICT_COLUMNS)
             verdicts = pl.concat([ordered(kept).with_columns(part=pl.lit(0, pl.Int8)), verdicts])
     return verdicts.cast({"step_idx": pl.Int32}), fresh.height
+
+
+def _compact(verdicts: Any) -> tuple[Any, Any, Any]:
+    """(notable, selection, units) of verdict rows with `part` and `unit`, as `summaries.partials` takes them."""
+    from tracelab.engine.verdicts import not_plain_pass
+
+    return (verdicts.filter(not_plain_pass()), verdicts.select("case_id", "episode_id").unique(),
+            verdicts.select("case_id", "assertion_id", "assertion_type", "unit").unique())
 
 
 def carried_files(run_id: str, files: Sequence[str], mine: Sequence[int]) -> list[str]:

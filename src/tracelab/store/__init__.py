@@ -39,7 +39,8 @@ VIEWS = ("rules", "calls", "executed_writes", "transcript", "tool_availability")
 """In creation order: `rules` (the domain rules' macros) first, every view reads them;
 `executed_writes` and `tool_availability` read `calls`."""
 ADDED_TABLES = frozenset({"tool_effects", "check_cases", "check_failing_runs", "check_assertions", "check_reasons",
-                          "check_selected", "check_exceptions", "check_carried", "check_renewed"})
+                          "check_selected", "check_exceptions", "check_carried", "check_renewed",
+                          "check_summaries"})
 """Tables an earlier store or export may lack (sql/store/schema/<table>.sql): read as empty. A store
 without check_selected kept check_results row by row, as a table: opened for writing, it becomes
 the view of sql/store/schema/check_results.sql (`_upgrade`)."""
