@@ -119,3 +119,90 @@ def test_ctrl_c_while_the_earlier_rows_are_read_ahead_stops_the_check(tmp_path, 
         later = check(store, SUITE, since=first.run_id)
         full = check(store, SUITE, save=False)
     assert rows(later) == rows(full)
+
+
+def _view_tables(store, run_id: str) -> dict[str, list[tuple]]:
+    from tracelab.results.saved import VIEW_TABLES
+
+    return {table: sorted(store.con.execute(f"SELECT * EXCLUDE (run_id) FROM {table} WHERE run_id = ?",
+                                            [run_id]).fetchall(), key=repr) for table in VIEW_TABLES}
+
+
+def _same_report(merged, read, full) -> None:
+    """A `--since` result merged from summaries counts what a full check of the same runs does, and
+    reports what the same `--since` reading the earlier rows back does (its rows come first: the
+    first examples, and the order of failing assertions with as many failing runs, follow them)."""
+    from dataclasses import replace
+
+    from tracelab.results.report import never_exercised, render_text
+    from tracelab.results.summaries import AggregatedResult
+
+    assert isinstance(merged.result, AggregatedResult) and not isinstance(read.result, AggregatedResult)
+    for result in (read.result, full.result):
+        assert merged.result.summary == result.summary
+        assert merged.result.cases == result.cases
+        assert merged.result.runs_failed == result.runs_failed
+        assert merged.result.never_exercised_count == never_exercised(result).height
+    assert merged.result.failed_assertions() == read.result.failed_assertions()
+    assert render_text(merged) == render_text(replace(read, saved=merged.saved))
+
+
+BENCH_SUITE = REPO / "benchmarks" / "suite.yaml"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_since_continues_from_the_earlier_checks_summaries(tmp_path, monkeypatch, strict):
+    # the text report needs none of the earlier check's rows (rows="none"): a --since that keeps
+    # every run of it merges its saved summaries (check_summaries) with the new runs', reading none
+    # of its rows back, and reports and saves what a full check does; twice in a row, the second
+    # continuing from the first's summaries. Generated runs fail every kind of assertion.
+    import tracelab.results.saved as saved
+    from tracelab.generate import generate
+
+    parts = [tmp_path / f"part-{i}.jsonl" for i in range(3)]
+    for i, part in enumerate(parts):
+        generate(part, 60, seed=30 + i)
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([parts[0]])
+        previous = check(store, BENCH_SUITE, strict=strict).run_id
+        for part in parts[1:]:
+            store.ingest([part])
+            read = check(store, BENCH_SUITE, since=previous, strict=strict, save=False)
+            with monkeypatch.context() as patched:
+                patched.setattr(saved, "saved_rows", None)  # reading the rows back would fail
+                merged = check(store, BENCH_SUITE, since=previous, strict=strict, rows="none")
+            full = check(store, BENCH_SUITE, strict=strict)
+            _same_report(merged, read, full)
+            assert merged.verdicts.height == 0  # it holds no row: none was asked for
+            assert _saved_rows(store, merged.run_id) == _saved_rows(store, full.run_id)
+            assert _view_tables(store, merged.run_id) == _view_tables(store, full.run_id)
+            assert not _view_tables(store, merged.run_id)["check_reasons"] == []
+            previous = merged.run_id
+
+
+def test_since_reads_the_rows_back_where_the_summaries_cannot_continue(tmp_path):
+    # a run the earlier check selected, ingested again (its results cannot be taken out of the
+    # sums), a --case run (its runs are counted across every case), or --strict where the earlier
+    # check had none: the earlier rows are read back, and the report is still a full check's
+    from tracelab.results.summaries import AggregatedResult
+
+    changed = tmp_path / "changed.jsonl"
+    record = json.loads((NATIVE / "shifts.jsonl").read_text().splitlines()[0])
+    record["output"] = (record.get("output") or "") + " Also: sk-live-REPLACED"
+    changed.write_text(json.dumps(record) + "\n")
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([NATIVE / "shifts.jsonl", NATIVE / "banking.jsonl"])
+        first = check(store, SUITE).run_id
+        store.ingest([NATIVE / "support.jsonl"])
+        assert isinstance(check(store, SUITE, since=first, rows="none", save=False).result, AggregatedResult)
+        for kwargs in ({"cases": ["assign-shift"]}, {"strict": True}):
+            fallback = check(store, SUITE, since=first, rows="none", save=False, **kwargs)
+            assert not isinstance(fallback.result, AggregatedResult)
+            assert rows(fallback) == rows(check(store, SUITE, save=False, **kwargs))
+        store.ingest([changed], replace=True)
+        fallback = check(store, SUITE, since=first, rows="none")
+        full = check(store, SUITE)
+        assert not isinstance(fallback.result, AggregatedResult)
+        assert rows(fallback) == rows(full)
+        assert fallback.result.summary == full.result.summary
+        assert _view_tables(store, fallback.run_id) == _view_tables(store, full.run_id)

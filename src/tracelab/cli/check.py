@@ -52,15 +52,16 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     check_writable(export_file)
     baseline = load_baseline(baseline_file) if baseline_file else None
     spark_only(engine, **{"--target-file-size": target_file_size})
+    # the verdict rows the output lists: the text report's examples come with the summaries; JSON
+    # and JUnit list failures and not-exercised rows; --all-results and baselines (coverage of every
+    # row) need them all. Spark's driver reads only those; `--since` continues from the earlier
+    # check's summaries when the output needs none of its rows
+    rows = ("all" if all_results or baseline_file or export_file else
+            "none" if fmt == "text" else "reported")
     if engine == "spark":
         from tracelab import spark
         from tracelab.spark.layout import TARGET_FILE_SIZE
 
-        # the driver reads only the verdict rows the report lists: the text report's examples come
-        # with the tasks' summaries; JSON and JUnit list failures and not-exercised rows; --all-results
-        # and baselines (coverage of every row) need them all
-        rows = ("all" if all_results or baseline_file or export_file else
-                "none" if fmt == "text" else "reported")
         run = spark.check(spark_store(store_path), suite, cases=list(cases) or None,
                           categories=list(categories) or None, strict=strict,
                           allow_ineffective=allow_ineffective, save=not no_save, since=since,
@@ -68,7 +69,8 @@ def check(suite: str, categories: tuple[str, ...], cases: tuple[str, ...], fmt: 
     else:
         with open_store(store_path, read_only=no_save, create=False) as store:
             run = run_check(store, suite, cases=list(cases) or None, categories=list(categories) or None,
-                            strict=strict, allow_ineffective=allow_ineffective, save=not no_save, since=since)
+                            strict=strict, allow_ineffective=allow_ineffective, save=not no_save, since=since,
+                            rows="none" if rows == "none" else "all")
     comparison = compare(baseline, run, baseline_file) if baseline is not None and baseline_file else None
     if export_file:
         export_baseline(run, export_file)

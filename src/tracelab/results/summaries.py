@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from tracelab.engine.severity import OTHER_SEVERITY, PERMISSION_TYPES, SEVERITY
 from tracelab.engine.verdicts import EXAMPLES, CaseVerdict, CheckResult, Example, FailedAssertion, Summary
-from tracelab.results.saved import FAILING_RUNS_SAVED, REASONS_SAVED, SAMPLE_RUNS
+from tracelab.results import saved
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -103,10 +103,10 @@ def partials(notable: pl.DataFrame, selection: pl.DataFrame, units: pl.DataFrame
     examples = (located.filter(listed).group_by("case_id", "assertion_id", maintain_order=True).head(EXAMPLES)
                 .select("case_id", "assertion_id", "part", "episode_id", "step_idx", "reason", "also"))
     failing_runs = (by_run.filter(pl.col("failed") > 0).group_by("case_id", "permission").agg(
-        pl.col("episode_id").bottom_k(FAILING_RUNS_SAVED)).explode("episode_id")
+        pl.col("episode_id").bottom_k(saved.FAILING_RUNS_SAVED)).explode("episode_id")
         .select("case_id", "episode_id", "permission"))
     reasons = (rows.filter(exercised == "no").group_by("case_id", "assertion_id", "reason")
-               .agg(runs=pl.len().cast(counts), sample=pl.col("episode_id").bottom_k(SAMPLE_RUNS).sort()))
+               .agg(runs=pl.len().cast(counts), sample=pl.col("episode_id").bottom_k(saved.SAMPLE_RUNS).sort()))
     frames = pl.collect_all([cases, total, assertions, same_write, examples, failing_runs, reasons, families])
     return dict(zip(KINDS, frames, strict=True))
 
@@ -139,10 +139,10 @@ def combine(found: dict[str, list[pl.DataFrame]]) -> dict[str, pl.DataFrame]:
     if "failing_runs" in parts:
         combined["failing_runs"] = (parts["failing_runs"].sort("episode_id")
                                     .group_by("case_id", "permission", maintain_order=True)
-                                    .head(FAILING_RUNS_SAVED).select("case_id", "episode_id", "permission"))
+                                    .head(saved.FAILING_RUNS_SAVED).select("case_id", "episode_id", "permission"))
     if "reasons" in parts:
         combined["reasons"] = parts["reasons"].group_by("case_id", "assertion_id", "reason").agg(
-            runs=pl.col("runs").sum(), sample=pl.col("sample").explode().sort().head(SAMPLE_RUNS))
+            runs=pl.col("runs").sum(), sample=pl.col("sample").explode().sort().head(saved.SAMPLE_RUNS))
     if "families" in parts:
         combined["families"] = parts["families"].unique(maintain_order=True)
     return combined
@@ -279,7 +279,7 @@ def _view_rows(parts: dict[str, pl.DataFrame], cases: tuple[CaseVerdict, ...]) -
                                      **{c: pl.Int64 for c in ("pos", "runs", "passed", "yes", "no", "unknown")}})
     reasons = (parts["reasons"].sort("case_id", "assertion_id", "runs", "reason",
                                      descending=[False, False, True, False], nulls_last=True)
-               .group_by("case_id", "assertion_id", maintain_order=True).head(REASONS_SAVED)
+               .group_by("case_id", "assertion_id", maintain_order=True).head(saved.REASONS_SAVED)
                if "reasons" in parts else
                pl.DataFrame(schema={"case_id": pl.Utf8, "assertion_id": pl.Utf8, "reason": pl.Utf8,
                                     "runs": pl.Int64, "sample": pl.List(pl.Utf8)}))
