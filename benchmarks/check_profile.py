@@ -121,6 +121,7 @@ def main() -> None:
     import tracelab.engine.evaluate as evaluate
     import tracelab.results.check as check_module
     import tracelab.results.saved as saved
+    import tracelab.results.summaries as summaries
     from tracelab.store import open_store
 
     clock = Clock()
@@ -134,12 +135,20 @@ def main() -> None:
     check_module._save = clock.wrap("save (_save)", check_module._save)
     saved.view_rows = clock.wrap("python: view rows (view_rows)", saved.view_rows)
     check_module._insert_frame = clock.wrap("insert rows (_insert_frame)", check_module._insert_frame)
+    summaries.saved_summaries = clock.wrap("the earlier check's summaries (saved_summaries)",
+                                           summaries.saved_summaries)
+    summaries.continued = clock.wrap("python: merge the summaries (continued)", summaries.continued)
+    summaries.summaries_of = clock.wrap("python: summaries (summaries_of)", summaries.summaries_of)
+    summaries.view_rows_of = clock.wrap("python: view rows (view_rows_of)", summaries.view_rows_of)
+    summaries.save_summaries = clock.wrap("save the summaries (save_summaries)", summaries.save_summaries)
 
     wall, cpu, main_cpu = time.perf_counter(), process_cpu(), time.thread_time()
     store = clock.timed("open the store", open_store, store_path)
     raw = store.con
     store.con = TimedConnection(raw, clock)  # type: ignore[assignment]
-    run = clock.timed("check, all", check_module.check, store, SUITE, save=not args.no_save, since=args.since)
+    # the rows the text report reads (what `tracelab check` asks for without --format json, ...)
+    run = clock.timed("check, all", check_module.check, store, SUITE, save=not args.no_save, since=args.since,
+                      rows="none")
     store.con = raw
     # DuckDB checkpoints what the check saved into the store file when it closes
     clock.timed("close the store (checkpoint)", store.close)
