@@ -42,6 +42,15 @@ def test_lower_moved_holds_the_characters_lower_changes_one_for_one(con):
     assert all(len(lower) == 1 for lower in moved.values())
 
 
+def test_no_character_above_the_first_two_planes_lowers(con):
+    # _lower_moved.sql asks the first two planes only: the others have no case
+    [(moved,)] = con.execute(
+        "SELECT count(*) FROM (SELECT chr(range::INTEGER) AS c FROM range(131072, 1114112)) WHERE lower(c) <> c"
+    ).fetchall()
+    assert moved == 0
+    assert len(lower_moved()) > 1000 and lower_moved(con) is lower_moved()
+
+
 def test_each_character_stands_for_every_character_that_lowers_to_it(con):
     pattern = prefilter_re2(["ik"], lower_moved())
     assert pattern == "[iI\u0130][kK\u212a]"

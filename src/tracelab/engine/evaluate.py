@@ -194,7 +194,7 @@ def _transcript(con: duckdb.DuckDBPyConnection, needles: dict[str, list[str]]) -
     lowered = [needle for family in needles.values() for needle in family]
     numeric = any(set(needle) <= _NUMBER_CHARACTERS for needle in lowered)
     scalars = numeric or any(needle in text for needle in lowered for text in _BOOLEAN_TEXTS)
-    pattern = prefilter_re2(lowered, lower_moved())
+    pattern = prefilter_re2(lowered, lower_moved(con))
     run_script(con, "engine/assertions/_transcript",
                {"needles": pattern, "doc_needles": rf"\\|{pattern}", "numeric": numeric,
                 "scalars": scalars})

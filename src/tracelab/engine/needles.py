@@ -86,14 +86,17 @@ _MOVED: dict[str, dict[str, str]] = {}
 """lower_moved's answer per DuckDB version."""
 
 
-def lower_moved() -> dict[str, str]:
-    """Every character DuckDB's lower() changes, and what it changes it to: asked once per
-    process of an in-memory database (about 0.05 CPU s), since it depends on DuckDB's version
-    alone, never on a store."""
+def lower_moved(con: duckdb.DuckDBPyConnection | None = None) -> dict[str, str]:
+    """Every character DuckDB's lower() changes, and what it changes it to: asked once per process
+    (on `con`, else an in-memory database), since it depends on DuckDB's version alone, never on a
+    store."""
     import duckdb
 
     if duckdb.__version__ not in _MOVED:
-        with duckdb.connect() as con:
+        if con is None:
+            with duckdb.connect() as own:
+                rows = own.execute(load_sql("engine/assertions/_lower_moved")).fetchall()
+        else:
             rows = con.execute(load_sql("engine/assertions/_lower_moved")).fetchall()
         _MOVED[duckdb.__version__] = dict(rows)
     return _MOVED[duckdb.__version__]
