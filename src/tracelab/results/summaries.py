@@ -89,7 +89,7 @@ def partials(notable: pl.DataFrame, selection: pl.DataFrame, units: pl.DataFrame
     found = rows.group_by("case_id", "assertion_id").agg(
         failed=(~pl.col("passed")).sum().cast(counts), no=(exercised == "no").sum().cast(counts),
         unknown=(exercised == "unknown").sum().cast(counts))
-    firsts = located.group_by("case_id", "assertion_id", maintain_order=True).agg(
+    firsts = located.group_by("case_id", "assertion_id").agg(  # first(): in row order within each group
         listed=listed.sum().cast(counts), first_part=pl.col("part").first(),
         first_run=pl.col("episode_id").first())
     keys = ["case_id", "assertion_id"]
@@ -100,7 +100,7 @@ def partials(notable: pl.DataFrame, selection: pl.DataFrame, units: pl.DataFrame
                   .join(firsts, on=keys, how="left", maintain_order="left"))
     same_write = (located.filter(pl.col("also").is_not_null()).group_by("case_id", "assertion_id", "also")
                   .agg(runs=pl.len().cast(counts)))
-    examples = (located.filter(listed).group_by("case_id", "assertion_id", maintain_order=True).head(EXAMPLES)
+    examples = (located.filter(listed).group_by("case_id", "assertion_id").head(EXAMPLES)  # combine sorts them
                 .select("case_id", "assertion_id", "part", "episode_id", "step_idx", "reason", "also"))
     failing_runs = (by_run.filter(pl.col("failed") > 0).group_by("case_id", "permission").agg(
         pl.col("episode_id").bottom_k(saved.FAILING_RUNS_SAVED)).explode("episode_id")
