@@ -124,7 +124,7 @@ def check(store: Store | str | os.PathLike[str], suite_path: str | os.PathLike[s
     run_id = uuid.uuid4().hex[:16]
     saved = save and not store.read_only
     try:
-        with check_memory(store.con), read_ahead(store, None if kept else since, chosen, watermark) as carried:
+        with check_memory(store.con), read_ahead(store, since if kept is None else None, chosen, watermark) as carried:
             result = evaluate(store.con, suite, cases=cases, categories=categories, strict=strict,
                               since=watermark, carried=carried)
             if kept is not None:  # the earlier check's summaries and the new runs': none of its rows read
