@@ -1,4 +1,5 @@
-"""Polars frames handed to DuckDB.
+"""Polars frames handed to DuckDB, and frames as Arrow IPC bytes (a Spark task's partial
+summaries, a check's saved ones: `results.summaries`).
 
 Kept apart from `tracelab.suite` so that commands which only read (`show`, `view`) register
 a frame without importing the suite compiler, whose import is a large share of a short command.
@@ -22,4 +23,22 @@ class ArrowStream:
         return self.frame.__arrow_c_stream__(requested_schema)
 
 
-__all__ = ["ArrowStream"]
+def to_ipc(frame: pl.DataFrame) -> bytes:
+    """`frame` as the bytes of an Arrow IPC file."""
+    import io
+
+    sink = io.BytesIO()
+    frame.write_ipc(sink)
+    return sink.getvalue()
+
+
+def from_ipc(data: bytes) -> pl.DataFrame:
+    """The frame of the bytes of an Arrow IPC file (`to_ipc`)."""
+    import io
+
+    import polars as pl
+
+    return pl.read_ipc(io.BytesIO(data))
+
+
+__all__ = ["ArrowStream", "from_ipc", "to_ipc"]

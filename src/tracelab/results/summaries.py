@@ -327,10 +327,7 @@ def saved_summaries(con: duckdb.DuckDBPyConnection, run_id: str, chosen: tuple[C
     """Saved check `run_id`'s partial summaries (check_summaries), when a `check --since` of the
     cases `chosen` (with `strict` or not) can continue from them: they were saved, that check
     checked the same cases, and no run it selected was ingested again after `since`. None otherwise."""
-    import io
-
-    import polars as pl
-
+    from tracelab.frames import from_ipc
     from tracelab.results.saved import _has_table
     from tracelab.sqlfiles import load_sql
 
@@ -338,20 +335,18 @@ def saved_summaries(con: duckdb.DuckDBPyConnection, run_id: str, chosen: tuple[C
         return None  # a read-only store of an earlier tracelab
     found = con.execute(load_sql("results/summaries/kept"), {
         "run": run_id, "strict": strict, "cases": [case.id for case in chosen], "since": since}).fetchall()
-    frames = {kind: pl.read_ipc(io.BytesIO(frame)) for kind, frame in found}
+    frames = {kind: from_ipc(frame) for kind, frame in found}
     return frames if set(frames) == set(KINDS) else None
 
 
 def save_summaries(con: duckdb.DuckDBPyConnection, run_id: str, strict: bool,
                    summaries: dict[str, pl.DataFrame]) -> None:
     """Write a check's partial summaries (`summaries_of`, `AggregatedResult.summaries`) to check_summaries."""
-    import io
+    from tracelab.frames import to_ipc
 
     for kind in KINDS:
-        sink = io.BytesIO()
-        summaries[kind].write_ipc(sink)
         con.execute("INSERT INTO check_summaries (run_id, kind, strict, frame) VALUES (?, ?, ?, ?)",
-                    [run_id, kind, strict, sink.getvalue()])
+                    [run_id, kind, strict, to_ipc(summaries[kind])])
 
 
 __all__ = ["KINDS", "AggregatedResult", "combine", "continued", "merge", "partials", "save_summaries",

@@ -271,7 +271,7 @@ def _evaluate(spark: Any, job: Any) -> Any:
 
 def _outputs(table: Any) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
     """The tasks' partial summaries by kind, and their "meta" records."""
-    from tracelab.spark.tasks import from_ipc
+    from tracelab.frames import from_ipc
 
     found: dict[str, list[Any]] = {}
     metas: list[dict[str, Any]] = []

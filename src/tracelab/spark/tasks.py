@@ -420,6 +420,7 @@ def check_buckets(batches: Iterable[pa.RecordBatch], job: CheckTask) -> Iterable
 
     import pyarrow as pa
 
+    from tracelab.frames import to_ipc
     from tracelab.results.summaries import partials
 
     schema = check_task_schema()
@@ -433,7 +434,7 @@ def check_buckets(batches: Iterable[pa.RecordBatch], job: CheckTask) -> Iterable
             for kind, frame in partials(*_compact(verdicts), job.strict).items():
                 out["task"].append(int(task))
                 out["kind"].append(kind)
-                out["data"].append(_ipc(frame))
+                out["data"].append(to_ipc(frame))
             out["task"].append(int(task))
             out["kind"].append("meta")
             out["data"].append(json.dumps({"fresh": fresh, "rows": verdicts.height, "listed": listed,
@@ -445,22 +446,6 @@ def check_task_schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([("task", pa.int64()), ("kind", pa.string()), ("data", pa.binary())])
-
-
-def _ipc(frame: Any) -> bytes:
-    import io
-
-    sink = io.BytesIO()
-    frame.write_ipc(sink)
-    return sink.getvalue()
-
-
-def from_ipc(data: bytes) -> Any:
-    import io
-
-    import polars as pl
-
-    return pl.read_ipc(io.BytesIO(data))
 
 
 def _verdicts(job: CheckTask, mine: list[int]) -> tuple[Any, int]:
