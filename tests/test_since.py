@@ -206,3 +206,19 @@ def test_since_reads_the_rows_back_where_the_summaries_cannot_continue(tmp_path)
         assert rows(fallback) == rows(full)
         assert fallback.result.summary == full.result.summary
         assert _view_tables(store, fallback.run_id) == _view_tables(store, full.run_id)
+
+
+def test_a_damaged_summary_is_passed_over_for_the_rows(tmp_path):
+    # a frame of check_summaries that does not decode: the --since reads the earlier rows back
+    # (they hold the same results) and reports what a full check does, without a traceback
+    from tracelab.results.summaries import AggregatedResult
+
+    with open_store(tmp_path / "s.duckdb") as store:
+        store.ingest([NATIVE / "shifts.jsonl"])
+        first = check(store, SUITE).run_id
+        store.ingest([NATIVE / "banking.jsonl"])
+        store.con.execute("UPDATE check_summaries SET frame = 'not arrow'::BLOB WHERE kind = 'examples'")
+        read = check(store, SUITE, since=first, rows="none", save=False)
+        full = check(store, SUITE, save=False)
+    assert not isinstance(read.result, AggregatedResult)
+    assert rows(read) == rows(full) and read.result.summary == full.result.summary

@@ -326,7 +326,8 @@ def saved_summaries(con: duckdb.DuckDBPyConnection, run_id: str, chosen: tuple[C
                     since: datetime) -> dict[str, pl.DataFrame] | None:
     """Saved check `run_id`'s partial summaries (check_summaries), when a `check --since` of the
     cases `chosen` (with `strict` or not) can continue from them: they were saved, that check
-    checked the same cases, and no run it selected was ingested again after `since`. None otherwise."""
+    checked the same cases, and no run it selected was ingested again after `since`. None otherwise,
+    and where a frame cannot be read (a damaged store: its rows are read back instead)."""
     from tracelab.frames import from_ipc
     from tracelab.results.saved import _has_table
     from tracelab.sqlfiles import load_sql
@@ -335,7 +336,10 @@ def saved_summaries(con: duckdb.DuckDBPyConnection, run_id: str, chosen: tuple[C
         return None  # a read-only store of an earlier tracelab
     found = con.execute(load_sql("results/summaries/kept"), {
         "run": run_id, "strict": strict, "cases": [case.id for case in chosen], "since": since}).fetchall()
-    frames = {kind: from_ipc(frame) for kind, frame in found}
+    try:
+        frames = {kind: from_ipc(frame) for kind, frame in found}
+    except Exception:  # noqa: BLE001 -- a damaged frame: the rows, which hold the same, are read back instead
+        return None
     return frames if set(frames) == set(KINDS) else None
 
 
