@@ -161,7 +161,9 @@ def test_since_continues_from_the_earlier_checks_summaries(tmp_path, monkeypatch
 
     parts = [tmp_path / f"part-{i}.jsonl" for i in range(3)]
     for i, part in enumerate(parts):
-        generate(part, 60, seed=30 + i)
+        # each part's run ids sort before the earlier parts' (syn-32-..., then syn-31-...): the
+        # earlier check's examples still come first, as its rows do
+        generate(part, 60, seed=32 - i)
     with open_store(tmp_path / "s.duckdb") as store:
         store.ingest([parts[0]])
         previous = check(store, BENCH_SUITE, strict=strict).run_id
