@@ -224,3 +224,30 @@ def test_a_damaged_summary_is_passed_over_for_the_rows(tmp_path):
         full = check(store, SUITE, save=False)
     assert not isinstance(read.result, AggregatedResult)
     assert rows(read) == rows(full) and read.result.summary == full.result.summary
+
+
+def test_the_cli_text_report_of_since_reads_no_earlier_row(tmp_path, monkeypatch):
+    # `tracelab check --since` with the text report asks for no row (rows="none"): it continues
+    # from the summaries; JSON lists the earlier rows, so it reads them back
+    from click.testing import CliRunner
+
+    import tracelab.results.saved as saved
+    from tracelab.cli import cli
+
+    store_path = str(tmp_path / "s.duckdb")
+    with open_store(store_path) as store:
+        store.ingest([NATIVE / "shifts.jsonl"])
+        first = check(store, SUITE).run_id
+        store.ingest([NATIVE / "banking.jsonl"])
+    args = ["check", str(SUITE), "--store", store_path, "--since", first, "--no-save"]
+    full = CliRunner().invoke(cli, ["check", str(SUITE), "--store", store_path, "--no-save"])
+    with monkeypatch.context() as patched:
+        patched.setattr(saved, "saved_rows", None)  # reading the rows back would fail
+        text = CliRunner().invoke(cli, args)
+        assert text.exit_code == full.exit_code == 1, text.output
+        assert text.output.splitlines()[0] == full.output.splitlines()[0]
+        # JSON does read them back: here the patched reader stops it
+        assert isinstance(CliRunner().invoke(cli, [*args, "--format", "json"]).exception, TypeError)
+    assert json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)["summary"] == json.loads(
+        CliRunner().invoke(cli, ["check", str(SUITE), "--store", store_path, "--no-save", "--format", "json"]
+                           ).output)["summary"]
